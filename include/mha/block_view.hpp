@@ -1,0 +1,85 @@
+// mha/block_view.hpp -- a pointer-sized view whose layout is a compile-time type.
+#pragma once
+
+#include <cstddef>
+#include <type_traits>
+
+#include <mha/block_layout.hpp>
+#include <mha/config.hpp>
+#include <mha/tensor.hpp>
+
+namespace mha {
+
+/// Non-owning view of a block of a row-major buffer, shape
+/// [Layout::batch][Layout::rows][Layout::cols]. Its only member is the pointer
+/// to the buffer's first element; offset and strides come from `Layout` (a
+/// mha::block_layout), so `sizeof(block_view) == sizeof(T*)` and every index
+/// computation folds to constants.
+template <class T, class Layout>
+class block_view {
+ public:
+  using value_type = std::remove_const_t<T>;
+  using layout_type = Layout;
+
+  /// View over the buffer that starts at `base` (not at the block's first
+  /// element: the layout's offset is applied on access). Precondition: the
+  /// buffer holds at least Layout::required_span_size elements.
+  constexpr explicit block_view(T* base) noexcept : base_(base) {}
+
+  /// View over a tensor. Compile-time error if the block does not fit in it.
+  template <class U, std::size_t... E>
+    requires std::is_same_v<std::remove_const_t<U>, value_type>
+  constexpr explicit block_view(tensor<U, E...>& t) noexcept : base_(t.data()) {
+    static_assert(Layout::required_span_size <= tensor<U, E...>::size,
+                  "mha::block_view: the block lies (partly) outside the tensor");
+  }
+  /// View over a const tensor (for views of const T).
+  template <class U, std::size_t... E>
+    requires std::is_same_v<std::remove_const_t<U>, value_type> && std::is_const_v<T>
+  constexpr explicit block_view(const tensor<U, E...>& t) noexcept : base_(t.data()) {
+    static_assert(Layout::required_span_size <= tensor<U, E...>::size,
+                  "mha::block_view: the block lies (partly) outside the tensor");
+  }
+
+  /// Element (b, r, c). Precondition: b < batch, r < rows, c < cols.
+  constexpr T& operator()(std::size_t b, std::size_t r, std::size_t c) const noexcept {
+    MHA_ASSERT(b < Layout::batch && r < Layout::rows && c < Layout::cols);
+    return base_[Layout::map(b, r, c)];
+  }
+  /// Pointer to the `cols` contiguous elements of row r of batch b.
+  constexpr T* row(std::size_t b, std::size_t r) const noexcept {
+    return base_ + Layout::map(b, r, 0);
+  }
+  /// The underlying buffer's first element (not the block's).
+  constexpr T* base() const noexcept { return base_; }
+
+  static constexpr std::size_t batch = Layout::batch;
+  static constexpr std::size_t rows = Layout::rows;
+  static constexpr std::size_t cols = Layout::cols;
+
+ private:
+  T* base_;
+};
+
+/// View of head `H` of `NumHeads` in a [Batch][Tokens][Width] tensor (see
+/// mha::head_layout): columns [H*head_dim, (H+1)*head_dim) of every row.
+template <std::size_t H, std::size_t NumHeads, class U, std::size_t Batch, std::size_t Tokens,
+          std::size_t Width>
+constexpr auto head_view(tensor<U, Batch, Tokens, Width>& t) noexcept {
+  return block_view<U, head_layout<H, NumHeads, Batch, Tokens, Width>>(t);
+}
+/// Read-only view of head `H` of `NumHeads` in a [Batch][Tokens][Width] tensor.
+template <std::size_t H, std::size_t NumHeads, class U, std::size_t Batch, std::size_t Tokens,
+          std::size_t Width>
+constexpr auto head_view(const tensor<U, Batch, Tokens, Width>& t) noexcept {
+  return block_view<const U, head_layout<H, NumHeads, Batch, Tokens, Width>>(t);
+}
+
+/// Read-only view of head `H`'s rows [head_dim][In] of a PyTorch-layout weight
+/// [Out][In] (see mha::weight_split_layout).
+template <std::size_t H, std::size_t NumHeads, class U, std::size_t Out, std::size_t In>
+constexpr auto weight_split_view(const tensor<U, Out, In>& w) noexcept {
+  return block_view<const U, weight_split_layout<H, NumHeads, Out, In>>(w);
+}
+
+}  // namespace mha

@@ -1,0 +1,117 @@
+// mha/causal_attention.hpp -- the book's single-head CausalAttention.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+#include <mha/block_layout.hpp>
+#include <mha/block_view.hpp>
+#include <mha/detail/dropout.hpp>
+#include <mha/detail/kernels.hpp>
+#include <mha/detail/math.hpp>
+#include <mha/detail/module_interface.hpp>
+#include <mha/linear.hpp>
+#include <mha/tensor.hpp>
+
+namespace mha {
+
+/// Single-head causal self-attention: the book's `CausalAttention` (Raschka,
+/// "Build a Large Language Model From Scratch", section 3.5.3), with every
+/// shape a template parameter.
+///
+///   Q = x W_query^T (+ b), K = x W_key^T (+ b), V = x W_value^T (+ b)   [B][N][DOut]
+///   A = softmax_over_keys(mask(Q K^T) / sqrt(DOut))                      [B][N][N]
+///   forward(x) = dropout(A) V                                            [B][N][DOut]
+///
+/// mask sets key index j > query index i to -inf (the N x N top-left block of
+/// the ContextLength x ContextLength upper-triangular mask); dropout applies
+/// only in forward_training.
+///
+/// Members: `w_query`, `w_key`, `w_value` (linear<T, DIn, DOut, QkvBias>,
+/// weights [DOut][DIn]) and `dropout` (probability in [0, 1], training only).
+/// An aggregate: `causal_attention<float, 3, 2, 6> ca{};` has all-zero weights
+/// and can live in static storage, in std::make_unique, or be `constexpr`.
+/// The forward overloads are noexcept, allocate nothing and are constexpr.
+///
+/// Compile-time errors (static_assert, "mha::causal_attention: ..."): T not
+/// float/double, DIn, DOut or ContextLength zero; for forward, see
+/// MHA_DETAIL_FORWARD_OVERLOADS (input rank/extents/type, N > ContextLength,
+/// output shape, workspace shape, stack workspace limit).
+template <class T, std::size_t DIn, std::size_t DOut, std::size_t ContextLength,
+          bool QkvBias = false>
+struct causal_attention {
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>,
+                "mha::causal_attention: T must be float or double");
+  static_assert(DIn > 0, "mha::causal_attention: DIn must be greater than 0");
+  static_assert(DOut > 0, "mha::causal_attention: DOut must be greater than 0");
+  static_assert(ContextLength > 0, "mha::causal_attention: ContextLength must be greater than 0");
+
+  using value_type = T;
+  static constexpr std::size_t d_in = DIn;                     ///< input features
+  static constexpr std::size_t d_out = DOut;                   ///< output features
+  static constexpr std::size_t context_length = ContextLength; ///< largest N
+  static constexpr std::size_t num_heads = 1;                  ///< a single head
+  static constexpr std::size_t head_dim = DOut;                ///< width of the head
+  static constexpr std::size_t output_width = DOut;            ///< last extent of the output
+  static constexpr bool qkv_bias = QkvBias;                    ///< Q/K/V projections have bias
+  /// Trainable parameters: 3 * (DOut*DIn + (QkvBias ? DOut : 0)).
+  static constexpr std::size_t parameter_count =
+      3 * linear<T, DIn, DOut, QkvBias>::parameter_count;
+  /// sqrt(head_dim) as a T: the scores are divided by it.
+  static constexpr T score_divisor = detail::sqrt(static_cast<T>(DOut));
+
+  linear<T, DIn, DOut, QkvBias> w_query;  ///< W_query: weight [DOut][DIn]
+  linear<T, DIn, DOut, QkvBias> w_key;    ///< W_key: weight [DOut][DIn]
+  linear<T, DIn, DOut, QkvBias> w_value;  ///< W_value: weight [DOut][DIn]
+  T dropout = T(0);                       ///< dropout probability (training only)
+
+  /// Intermediates of one forward call for `Batch` sequences of `Tokens`
+  /// tokens: the queries, keys and values, each [Batch][Tokens][DOut].
+  /// Value-initialise it (`workspace<B, N> ws{}` or std::make_unique) and
+  /// reuse it across calls; its contents between calls are unspecified.
+  template <std::size_t Batch, std::size_t Tokens>
+  struct workspace {
+    static constexpr std::size_t batch = Batch;
+    static constexpr std::size_t tokens = Tokens;
+    tensor<T, Batch, Tokens, DOut> query;  ///< Q [Batch][Tokens][DOut]
+    tensor<T, Batch, Tokens, DOut> key;    ///< K [Batch][Tokens][DOut]
+    tensor<T, Batch, Tokens, DOut> value;  ///< V [Batch][Tokens][DOut]
+  };
+
+  /// The building block of the forward pass, public for
+  /// multi_head_attention_wrapper: attention of x [Batch][Tokens][DIn]
+  /// (contiguous) written into `out`, a view with `row(b, i)` to DOut
+  /// contiguous elements (e.g. head H's column block of a concatenated
+  /// output). `head_index` selects the head's dropout stream in training.
+  template <std::size_t Batch, std::size_t Tokens, class OutView>
+  constexpr void forward_block(const T* x, OutView out, workspace<Batch, Tokens>& ws,
+                               detail::forward_mode mode, std::size_t head_index) const noexcept {
+    static_assert(Tokens >= 1 && Tokens <= ContextLength,
+                  "mha::causal_attention::forward: token count N must not exceed ContextLength");
+    using rows = detail::size_c<Batch * Tokens>;
+    w_query.apply_rows(x, rows{}, ws.query.data());
+    w_key.apply_rows(x, rows{}, ws.key.data());
+    w_value.apply_rows(x, rows{}, ws.value.data());
+    using layout = head_layout<0, 1, Batch, Tokens, DOut>;
+    T scores[Tokens];
+    detail::causal_attention_head(
+        block_view<const T, layout>(ws.query.data()), block_view<const T, layout>(ws.key.data()),
+        block_view<const T, layout>(ws.value.data()), out, detail::size_c<Batch>{},
+        detail::size_c<Tokens>{}, detail::size_c<DOut>{}, score_divisor,
+        detail::dropout_state<T>::make(dropout, mode.seed, mode.training), head_index, scores);
+  }
+
+ private:
+  template <std::size_t Batch, std::size_t Tokens>
+  constexpr void run(const T* x, T* out, workspace<Batch, Tokens>& ws,
+                     detail::forward_mode mode) const noexcept {
+    forward_block<Batch, Tokens>(x, block_view<T, head_layout<0, 1, Batch, Tokens, DOut>>(out),
+                                 ws, mode, 0);
+  }
+
+ public:
+  MHA_DETAIL_FORWARD_OVERLOADS("causal_attention")
+};
+
+}  // namespace mha

@@ -1,0 +1,61 @@
+// mha/detail/dynamic_checks.hpp -- run-time shape checks of mha::dynamic.
+#pragma once
+
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+
+#include <mha/dynamic/tensor.hpp>
+
+namespace mha::detail {
+
+/// Batch and token count of a validated input.
+struct dynamic_input_shape {
+  std::size_t batch;
+  std::size_t tokens;
+};
+
+/// Checks that x is [B][N][d_in] or [N][d_in] with 1 <= N <= context_length;
+/// throws std::invalid_argument naming `api` and the sizes otherwise.
+template <class T>
+dynamic_input_shape check_dynamic_input(const char* api, const dynamic::tensor<T>& x,
+                                        std::size_t d_in, std::size_t context_length) {
+  const auto& s = x.shape();
+  const std::string where = std::string(api) + "::forward: input " + dynamic::shape_string(s);
+  if (s.size() != 2 && s.size() != 3)
+    throw std::invalid_argument(where + " has rank " + std::to_string(s.size()) +
+                                ", expected rank 3 [batch][tokens][d_in] or 2 [tokens][d_in]");
+  if (s.back() != d_in)
+    throw std::invalid_argument(where + " has last extent " + std::to_string(s.back()) +
+                                ", expected d_in = " + std::to_string(d_in));
+  const std::size_t batch = s.size() == 3 ? s[0] : 1;
+  const std::size_t tokens = s[s.size() - 2];
+  if (batch == 0) throw std::invalid_argument(where + " has batch size 0");
+  if (tokens == 0 || tokens > context_length)
+    throw std::invalid_argument(where + " has " + std::to_string(tokens) +
+                                " tokens, expected 1 <= tokens <= context_length = " +
+                                std::to_string(context_length));
+  return {batch, tokens};
+}
+
+/// Checks `out` has the shape of x with last extent `width` (std::invalid_argument).
+template <class T>
+void check_dynamic_output(const char* api, const dynamic::tensor<T>& x,
+                          const dynamic::tensor<T>& out, std::size_t width) {
+  auto expected = x.shape();
+  expected.back() = width;
+  if (out.shape() != expected)
+    throw std::invalid_argument(std::string(api) + "::forward: output is " +
+                                dynamic::shape_string(out.shape()) + ", expected " +
+                                dynamic::shape_string(expected));
+}
+
+/// Checks a dropout probability is in [0, 1] (std::invalid_argument).
+template <class T>
+void check_dynamic_dropout(const char* api, T p) {
+  if (!(p >= T(0) && p <= T(1)))
+    throw std::invalid_argument(std::string(api) + ": dropout probability " + std::to_string(p) +
+                                " must be in [0, 1]");
+}
+
+}  // namespace mha::detail

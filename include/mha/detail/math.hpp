@@ -1,0 +1,108 @@
+// mha/detail/math.hpp -- exp and sqrt usable in constant evaluation.
+#pragma once
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <initializer_list>
+#include <limits>
+#include <type_traits>
+
+namespace mha::detail {
+
+/// e^x in double precision, evaluable in a constant expression.
+/// Range reduction x = k*ln2 + r, |r| <= ln2/2, then a degree-20 Taylor
+/// polynomial (error below 1 ulp of double on the reduced range, far below
+/// float's), then scaling by 2^k with exact power-of-two products.
+constexpr double constexpr_exp(double x) noexcept {
+  if (x != x) return x;                                       // NaN
+  if (x > 709.782712893384) return std::numeric_limits<double>::infinity();
+  if (x < -745.1332191019412) return 0.0;
+  constexpr double ln2_hi = 6.93147180369123816490e-01;       // high bits of ln 2
+  constexpr double ln2_lo = 1.90821492927058770002e-10;       // ln 2 - ln2_hi
+  constexpr double inv_ln2 = 1.44269504088896338700e+00;
+  const double kd = x * inv_ln2;
+  const auto k = static_cast<std::int64_t>(kd < 0 ? kd - 0.5 : kd + 0.5);
+  const double r = (x - static_cast<double>(k) * ln2_hi) - static_cast<double>(k) * ln2_lo;
+  double term = 1.0;
+  double sum = 1.0;
+  for (int n = 1; n <= 20; ++n) {
+    term *= r / n;
+    sum += term;
+  }
+  // multiply by 2^k in steps that stay normal until the last one
+  std::int64_t e = k;
+  while (e > 0) {
+    const std::int64_t s = e > 512 ? 512 : e;
+    double p = 1.0;
+    for (std::int64_t i = 0; i < s; ++i) p *= 2.0;
+    sum *= p;
+    e -= s;
+  }
+  while (e < 0) {
+    const std::int64_t s = e < -512 ? 512 : -e;
+    double p = 1.0;
+    for (std::int64_t i = 0; i < s; ++i) p *= 0.5;
+    sum *= p;
+    e += s;
+  }
+  return sum;
+}
+
+/// x*x - a for doubles, computed without the rounding of x*x (Veltkamp
+/// splitting and Dekker's exact product), so neighbours can be compared exactly.
+constexpr double square_minus(double x, double a) noexcept {
+  constexpr double splitter = 134217729.0;  // 2^27 + 1
+  const double t = splitter * x;
+  const double hi = t - (t - x);
+  const double lo = x - hi;
+  const double p = x * x;
+  const double err = ((hi * hi - p) + 2.0 * hi * lo) + lo * lo;  // x*x == p + err exactly
+  return (p - a) + err;
+}
+
+/// Correctly rounded square root of a non-negative double, evaluable in a
+/// constant expression: Newton's iteration from above, then the neighbour
+/// (one ulp either side) whose square is closest to x.
+constexpr double constexpr_sqrt(double x) noexcept {
+  if (x != x || x < 0.0) return std::numeric_limits<double>::quiet_NaN();
+  if (x == 0.0 || x == std::numeric_limits<double>::infinity()) return x;
+  double y = x >= 1.0 ? x : 1.0;
+  for (int i = 0; i < 2100; ++i) {
+    const double next = 0.5 * (y + x / y);
+    if (!(next < y)) break;  // decreasing towards sqrt(x): stop at the fixed point
+    y = next;
+  }
+  const auto bits = std::bit_cast<std::uint64_t>(y);
+  double best = y;
+  double best_err = square_minus(y, x);
+  if (best_err < 0) best_err = -best_err;
+  for (const std::uint64_t b : {bits - 1, bits + 1}) {
+    const double c = std::bit_cast<double>(b);
+    double err = square_minus(c, x);
+    if (err < 0) err = -err;
+    if (err < best_err) {
+      best = c;
+      best_err = err;
+    }
+  }
+  return best;
+}
+
+/// e^x for T in {float, double}: std::exp at run time, constexpr_exp in
+/// constant evaluation (the two agree to ~1 ulp).
+template <class T>
+constexpr T exp(T x) noexcept {
+  if (std::is_constant_evaluated()) return static_cast<T>(constexpr_exp(static_cast<double>(x)));
+  return std::exp(x);
+}
+
+/// sqrt(x) for T in {float, double}: std::sqrt at run time, constexpr_sqrt in
+/// constant evaluation (both correctly rounded, hence identical).
+template <class T>
+constexpr T sqrt(T x) noexcept {
+  if (std::is_constant_evaluated()) return static_cast<T>(constexpr_sqrt(static_cast<double>(x)));
+  return std::sqrt(x);
+}
+
+}  // namespace mha::detail

@@ -1,0 +1,12 @@
+// mha/dynamic.hpp -- the runtime-sized twin (namespace mha::dynamic): same
+// modules, members and arithmetic as the fixed-size ones, sizes chosen at run
+// time, std::vector storage, std::invalid_argument on bad shapes. The baseline
+// the fixed-size library is benchmarked against. Needs exceptions.
+#pragma once
+
+#include <mha/dynamic/causal_attention.hpp>
+#include <mha/dynamic/linear.hpp>
+#include <mha/dynamic/multi_head_attention.hpp>
+#include <mha/dynamic/multi_head_attention_wrapper.hpp>
+#include <mha/dynamic/tensor.hpp>
+#include <mha/dynamic/workspace.hpp>

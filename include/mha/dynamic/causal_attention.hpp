@@ -1,0 +1,131 @@
+// mha/dynamic/causal_attention.hpp -- CausalAttention with run-time sizes.
+#pragma once
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include <mha/detail/dropout.hpp>
+#include <mha/detail/dynamic_checks.hpp>
+#include <mha/detail/kernels.hpp>
+#include <mha/dynamic/linear.hpp>
+#include <mha/dynamic/tensor.hpp>
+#include <mha/dynamic/workspace.hpp>
+
+namespace mha::dynamic {
+
+/// The runtime-sized twin of mha::causal_attention (book section 3.5.3): same
+/// members (`w_query`, `w_key`, `w_value`, `dropout`), same arithmetic in the
+/// same order (shared kernels), sizes chosen at run time.
+///
+/// x: [B][N][d_in] or [N][d_in]; output [B][N][d_out] (or [N][d_out]).
+/// Errors (std::invalid_argument, message names the sizes): zero d_in, d_out
+/// or context_length; input rank not 2 or 3, last extent != d_in, N == 0 or
+/// N > context_length, batch 0, wrong output shape, weights of a wrong shape,
+/// dropout outside [0, 1] in training.
+template <class T>
+class causal_attention {
+ public:
+  using value_type = T;
+
+  causal_attention(std::size_t d_in, std::size_t d_out, std::size_t context_length,
+                   bool qkv_bias = false)
+      : w_query(d_in, d_out, qkv_bias),
+        w_key(d_in, d_out, qkv_bias),
+        w_value(d_in, d_out, qkv_bias),
+        d_in_(d_in),
+        d_out_(d_out),
+        context_length_(check_context(context_length)),
+        qkv_bias_(qkv_bias) {}
+
+  linear<T> w_query;  ///< weight [d_out][d_in]
+  linear<T> w_key;    ///< weight [d_out][d_in]
+  linear<T> w_value;  ///< weight [d_out][d_in]
+  T dropout = T(0);   ///< dropout probability (training only)
+
+  std::size_t d_in() const noexcept { return d_in_; }
+  std::size_t d_out() const noexcept { return d_out_; }
+  std::size_t context_length() const noexcept { return context_length_; }
+  std::size_t num_heads() const noexcept { return 1; }
+  std::size_t head_dim() const noexcept { return d_out_; }
+  std::size_t output_width() const noexcept { return d_out_; }
+  bool qkv_bias() const noexcept { return qkv_bias_; }
+  std::size_t parameter_count() const noexcept {
+    return w_query.parameter_count() + w_key.parameter_count() + w_value.parameter_count();
+  }
+
+  /// Inference forward (no dropout).
+  tensor<T> forward(const tensor<T>& x) const {
+    workspace<T> ws;
+    return forward_impl(x, ws, false, 0);
+  }
+  /// Same as forward(x).
+  tensor<T> operator()(const tensor<T>& x) const { return forward(x); }
+  /// Inference forward into `out` (shape of x with last extent d_out), reusing `ws`.
+  void forward(const tensor<T>& x, tensor<T>& out, workspace<T>& ws) const {
+    run(x, out, ws, false, 0);
+  }
+  /// Training-mode forward: dropout(p = `dropout`) on the attention weights,
+  /// kept weights scaled by 1/(1-p); the same mask as the fixed-size twin.
+  tensor<T> forward_training(const tensor<T>& x, std::uint64_t seed) const {
+    workspace<T> ws;
+    return forward_impl(x, ws, true, seed);
+  }
+  /// Training-mode forward into `out`, reusing `ws`.
+  void forward_training(const tensor<T>& x, tensor<T>& out, workspace<T>& ws,
+                        std::uint64_t seed) const {
+    run(x, out, ws, true, seed);
+  }
+
+  /// Building block shared with multi_head_attention_wrapper: attention of
+  /// x [batch][tokens][d_in] written to `out_base` at element offset
+  /// `out_offset` with row stride `out_row_stride` (batch stride tokens *
+  /// out_row_stride). `head_index` selects the dropout stream.
+  void forward_block(const T* x, std::size_t batch, std::size_t tokens, T* out_base,
+                     std::size_t out_offset, std::size_t out_row_stride, workspace<T>& ws,
+                     bool training, std::uint64_t seed, std::size_t head_index) const {
+    if (training) detail::check_dynamic_dropout("mha::dynamic::causal_attention", dropout);
+    const std::size_t rows = batch * tokens;
+    ws.reserve_for(rows * d_out_, tokens);
+    w_query.apply_rows(x, rows, ws.query.data());
+    w_key.apply_rows(x, rows, ws.key.data());
+    w_value.apply_rows(x, rows, ws.value.data());
+    const std::size_t stride = tokens * d_out_;
+    using cview = detail::runtime_view<const T>;
+    detail::causal_attention_head(
+        cview{ws.query.data(), 0, stride, d_out_}, cview{ws.key.data(), 0, stride, d_out_},
+        cview{ws.value.data(), 0, stride, d_out_},
+        detail::runtime_view<T>{out_base, out_offset, tokens * out_row_stride, out_row_stride},
+        batch, tokens, d_out_, static_cast<T>(std::sqrt(static_cast<T>(d_out_))),
+        detail::dropout_state<T>::make(dropout, seed, training), head_index, ws.scores.data());
+  }
+
+ private:
+  tensor<T> forward_impl(const tensor<T>& x, workspace<T>& ws, bool training,
+                         std::uint64_t seed) const {
+    auto shape = x.shape();
+    shape.back() = d_out_;
+    tensor<T> out(shape);
+    run(x, out, ws, training, seed);
+    return out;
+  }
+  void run(const tensor<T>& x, tensor<T>& out, workspace<T>& ws, bool training,
+           std::uint64_t seed) const {
+    const auto s =
+        detail::check_dynamic_input("mha::dynamic::causal_attention", x, d_in_, context_length_);
+    detail::check_dynamic_output("mha::dynamic::causal_attention", x, out, d_out_);
+    forward_block(x.data(), s.batch, s.tokens, out.data(), 0, d_out_, ws, training, seed, 0);
+  }
+  static std::size_t check_context(std::size_t context_length) {
+    if (context_length == 0)
+      throw std::invalid_argument("mha::dynamic::causal_attention: context_length must be greater than 0");
+    return context_length;
+  }
+
+  std::size_t d_in_, d_out_, context_length_;
+  bool qkv_bias_;
+};
+
+}  // namespace mha::dynamic

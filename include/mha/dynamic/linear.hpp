@@ -1,0 +1,96 @@
+// mha/dynamic/linear.hpp -- torch.nn.Linear with run-time sizes.
+#pragma once
+
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <mha/detail/kernels.hpp>
+#include <mha/dynamic/tensor.hpp>
+
+namespace mha::dynamic {
+
+/// torch.nn.Linear(in_features, out_features, bias) with run-time sizes:
+/// y = x weight^T + bias. Members `weight` [out_features][in_features]
+/// (PyTorch layout) and `bias` [out_features] (shape {0} when constructed
+/// without bias). Zero-initialised. Same arithmetic as mha::linear.
+///
+/// Errors: the constructor throws std::invalid_argument for a zero size;
+/// forward throws std::invalid_argument when x's last extent is not
+/// in_features or when weight/bias were replaced by tensors of another shape.
+template <class T>
+class linear {
+ public:
+  using value_type = T;
+
+  /// A zero-initialised layer. Throws std::invalid_argument if a size is 0.
+  linear(std::size_t in_features, std::size_t out_features, bool bias = true)
+      : weight(check_sizes(in_features, out_features)),
+        bias(bias ? std::vector<std::size_t>{out_features} : std::vector<std::size_t>{0}),
+        in_features_(in_features),
+        out_features_(out_features),
+        has_bias_(bias) {}
+
+  tensor<T> weight;  ///< [out_features][in_features]
+  tensor<T> bias;    ///< [out_features], or shape {0} without bias
+
+  std::size_t in_features() const noexcept { return in_features_; }
+  std::size_t out_features() const noexcept { return out_features_; }
+  bool has_bias() const noexcept { return has_bias_; }
+  std::size_t parameter_count() const noexcept {
+    return out_features_ * in_features_ + (has_bias_ ? out_features_ : 0);
+  }
+
+  /// y[..][o] = bias[o] + sum_i x[..][i] weight[o][i] for x of any rank whose
+  /// last extent is in_features; returns the same shape with last extent
+  /// out_features.
+  tensor<T> forward(const tensor<T>& x) const {
+    if (x.shape().back() != in_features_)
+      throw std::invalid_argument("mha::dynamic::linear::forward: input " + shape_string(x.shape()) +
+                                  " must have last extent in_features = " +
+                                  std::to_string(in_features_));
+    std::vector<std::size_t> shape = x.shape();
+    shape.back() = out_features_;
+    tensor<T> y(shape);
+    apply_rows(x.data(), x.size() / in_features_, y.data());
+    return y;
+  }
+  /// Same as forward(x).
+  tensor<T> operator()(const tensor<T>& x) const { return forward(x); }
+
+  /// Applies the layer to `rows` contiguous rows: x [rows][in] -> y [rows][out].
+  /// Checks the weight and bias shapes first (std::invalid_argument).
+  void apply_rows(const T* x, std::size_t rows, T* y) const {
+    check_parameters();
+    detail::linear_rows(x, rows, in_features_, weight.data(), has_bias_ ? bias.data() : nullptr,
+                        out_features_, y);
+  }
+
+  /// Throws std::invalid_argument if weight or bias no longer have the shapes
+  /// implied by the constructor's sizes.
+  void check_parameters() const {
+    if (weight.shape() != std::vector<std::size_t>{out_features_, in_features_})
+      throw std::invalid_argument("mha::dynamic::linear: weight is " + shape_string(weight.shape()) +
+                                  ", expected [" + std::to_string(out_features_) + "][" +
+                                  std::to_string(in_features_) + "]");
+    if (has_bias_ && bias.shape() != std::vector<std::size_t>{out_features_})
+      throw std::invalid_argument("mha::dynamic::linear: bias is " + shape_string(bias.shape()) +
+                                  ", expected [" + std::to_string(out_features_) + "]");
+  }
+
+ private:
+  static std::vector<std::size_t> check_sizes(std::size_t in, std::size_t out) {
+    if (in == 0 || out == 0)
+      throw std::invalid_argument("mha::dynamic::linear: in_features (" + std::to_string(in) +
+                                  ") and out_features (" + std::to_string(out) +
+                                  ") must be greater than 0");
+    return {out, in};
+  }
+
+  std::size_t in_features_;
+  std::size_t out_features_;
+  bool has_bias_;
+};
+
+}  // namespace mha::dynamic

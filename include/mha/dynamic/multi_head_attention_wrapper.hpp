@@ -1,0 +1,114 @@
+// mha/dynamic/multi_head_attention_wrapper.hpp -- MultiHeadAttentionWrapper with run-time sizes.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <mha/detail/dynamic_checks.hpp>
+#include <mha/dynamic/causal_attention.hpp>
+#include <mha/dynamic/tensor.hpp>
+#include <mha/dynamic/workspace.hpp>
+
+namespace mha::dynamic {
+
+/// The runtime-sized twin of mha::multi_head_attention_wrapper (book section
+/// 3.6.1): `num_heads` causal_attention heads in the std::vector member
+/// `heads`, outputs concatenated in head order, width num_heads * d_out. Each
+/// head writes its column block of the output directly.
+///
+/// Errors (std::invalid_argument): num_heads == 0, the causal_attention
+/// errors, and `heads` resized or holding heads of other sizes.
+template <class T>
+class multi_head_attention_wrapper {
+ public:
+  using value_type = T;
+
+  multi_head_attention_wrapper(std::size_t d_in, std::size_t d_out, std::size_t context_length,
+                               std::size_t num_heads, bool qkv_bias = false)
+      : heads(make_heads(d_in, d_out, context_length, num_heads, qkv_bias)),
+        d_in_(d_in),
+        d_out_(d_out),
+        context_length_(context_length),
+        num_heads_(num_heads),
+        qkv_bias_(qkv_bias) {}
+
+  std::vector<causal_attention<T>> heads;  ///< head 0 first
+
+  std::size_t d_in() const noexcept { return d_in_; }
+  std::size_t d_out() const noexcept { return d_out_; }
+  std::size_t context_length() const noexcept { return context_length_; }
+  std::size_t num_heads() const noexcept { return num_heads_; }
+  std::size_t head_dim() const noexcept { return d_out_; }
+  std::size_t output_width() const noexcept { return num_heads_ * d_out_; }
+  bool qkv_bias() const noexcept { return qkv_bias_; }
+  std::size_t parameter_count() const noexcept {
+    std::size_t n = 0;
+    for (const auto& h : heads) n += h.parameter_count();
+    return n;
+  }
+
+  /// Inference forward: [B][N][d_in] -> [B][N][num_heads*d_out] (or rank 2).
+  tensor<T> forward(const tensor<T>& x) const {
+    workspace<T> ws;
+    return forward_impl(x, ws, false, 0);
+  }
+  /// Same as forward(x).
+  tensor<T> operator()(const tensor<T>& x) const { return forward(x); }
+  /// Inference forward into `out`, reusing `ws`.
+  void forward(const tensor<T>& x, tensor<T>& out, workspace<T>& ws) const {
+    run(x, out, ws, false, 0);
+  }
+  /// Training-mode forward (each head's own `dropout`), deterministic per seed.
+  tensor<T> forward_training(const tensor<T>& x, std::uint64_t seed) const {
+    workspace<T> ws;
+    return forward_impl(x, ws, true, seed);
+  }
+  /// Training-mode forward into `out`, reusing `ws`.
+  void forward_training(const tensor<T>& x, tensor<T>& out, workspace<T>& ws,
+                        std::uint64_t seed) const {
+    run(x, out, ws, true, seed);
+  }
+
+ private:
+  static constexpr const char* api = "mha::dynamic::multi_head_attention_wrapper";
+
+  static std::vector<causal_attention<T>> make_heads(std::size_t d_in, std::size_t d_out,
+                                                     std::size_t context_length,
+                                                     std::size_t num_heads, bool qkv_bias) {
+    if (num_heads == 0)
+      throw std::invalid_argument(std::string(api) + ": num_heads must be greater than 0");
+    return std::vector<causal_attention<T>>(
+        num_heads, causal_attention<T>(d_in, d_out, context_length, qkv_bias));
+  }
+  tensor<T> forward_impl(const tensor<T>& x, workspace<T>& ws, bool training,
+                         std::uint64_t seed) const {
+    auto shape = x.shape();
+    shape.back() = output_width();
+    tensor<T> out(shape);
+    run(x, out, ws, training, seed);
+    return out;
+  }
+  void run(const tensor<T>& x, tensor<T>& out, workspace<T>& ws, bool training,
+           std::uint64_t seed) const {
+    const auto s = detail::check_dynamic_input(api, x, d_in_, context_length_);
+    detail::check_dynamic_output(api, x, out, output_width());
+    if (heads.size() != num_heads_)
+      throw std::invalid_argument(std::string(api) + ": heads holds " +
+                                  std::to_string(heads.size()) + " heads, expected num_heads = " +
+                                  std::to_string(num_heads_));
+    for (const auto& h : heads)
+      if (h.d_in() != d_in_ || h.d_out() != d_out_ || h.context_length() < s.tokens)
+        throw std::invalid_argument(std::string(api) + ": a head has other sizes than the wrapper");
+    for (std::size_t h = 0; h < num_heads_; ++h)
+      heads[h].forward_block(x.data(), s.batch, s.tokens, out.data(), h * d_out_, output_width(), ws,
+                             training, seed, h);
+  }
+
+  std::size_t d_in_, d_out_, context_length_, num_heads_;
+  bool qkv_bias_;
+};
+
+}  // namespace mha::dynamic

@@ -1,0 +1,103 @@
+// mha/dynamic/tensor.hpp -- owning runtime-sized tensor.
+#pragma once
+
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace mha::dynamic {
+
+/// Owning, row-major, contiguous tensor whose shape is chosen at run time:
+/// the runtime-sized twin of mha::tensor. `tensor<float> x({2, 6, 3});` is a
+/// zero-filled [2][6][3] tensor. Rank >= 1; zero extents are allowed (an empty
+/// tensor). Allocates with std::vector.
+///
+/// Errors: operator() throws std::invalid_argument when the number of indices
+/// differs from the rank and std::out_of_range when an index is out of range.
+template <class T>
+class tensor {
+  static_assert(std::is_floating_point_v<T>,
+                "mha::dynamic::tensor: T must be a floating-point type (float or double)");
+
+ public:
+  using value_type = T;
+
+  /// An empty tensor of shape {0}.
+  tensor() : shape_{0} {}
+  /// A zero-filled tensor of the given shape (outermost dimension first).
+  /// Throws std::invalid_argument for an empty shape or when the element count
+  /// overflows std::size_t.
+  explicit tensor(std::vector<std::size_t> shape) : shape_(std::move(shape)) {
+    if (shape_.empty()) throw std::invalid_argument("mha::dynamic::tensor: shape must have rank >= 1");
+    std::size_t n = 1;
+    for (const std::size_t e : shape_) {
+      if (e != 0 && n > static_cast<std::size_t>(-1) / e)
+        throw std::invalid_argument("mha::dynamic::tensor: element count overflows std::size_t");
+      n *= e;
+    }
+    values_.assign(n, T(0));
+  }
+
+  /// Shape, outermost dimension first.
+  const std::vector<std::size_t>& shape() const noexcept { return shape_; }
+  /// Number of dimensions.
+  std::size_t rank() const noexcept { return shape_.size(); }
+  /// Number of elements.
+  std::size_t size() const noexcept { return values_.size(); }
+  /// Pointer to the first of size() contiguous elements.
+  T* data() noexcept { return values_.data(); }
+  /// Pointer to the first of size() contiguous elements.
+  const T* data() const noexcept { return values_.data(); }
+  T* begin() noexcept { return values_.data(); }
+  T* end() noexcept { return values_.data() + values_.size(); }
+  const T* begin() const noexcept { return values_.data(); }
+  const T* end() const noexcept { return values_.data() + values_.size(); }
+
+  /// Element access, one index per dimension (bounds-checked, see class doc).
+  template <class... Index>
+  T& operator()(Index... index) {
+    return values_[offset_of({static_cast<std::size_t>(index)...})];
+  }
+  /// Element access, one index per dimension (bounds-checked, see class doc).
+  template <class... Index>
+  const T& operator()(Index... index) const {
+    return values_[offset_of({static_cast<std::size_t>(index)...})];
+  }
+
+  friend bool operator==(const tensor& a, const tensor& b) {
+    return a.shape_ == b.shape_ && a.values_ == b.values_;
+  }
+
+ private:
+  std::size_t offset_of(std::initializer_list<std::size_t> index) const {
+    if (index.size() != shape_.size())
+      throw std::invalid_argument("mha::dynamic::tensor: " + std::to_string(index.size()) +
+                                  " indices given for a tensor of rank " +
+                                  std::to_string(shape_.size()));
+    std::size_t off = 0;
+    std::size_t d = 0;
+    for (const std::size_t i : index) {
+      if (i >= shape_[d])
+        throw std::out_of_range("mha::dynamic::tensor: index " + std::to_string(i) +
+                                " out of range for dimension " + std::to_string(d) + " of extent " +
+                                std::to_string(shape_[d]));
+      off = off * shape_[d] + i;
+      ++d;
+    }
+    return off;
+  }
+
+  std::vector<std::size_t> shape_;
+  std::vector<T> values_;
+};
+
+/// "[2][6][3]" for error messages.
+inline std::string shape_string(const std::vector<std::size_t>& shape) {
+  std::string s;
+  for (const std::size_t e : shape) s += "[" + std::to_string(e) + "]";
+  return s;
+}
+
+}  // namespace mha::dynamic

@@ -1,0 +1,112 @@
+// mha/linear.hpp -- torch.nn.Linear with fixed sizes.
+#pragma once
+
+#include <cstddef>
+#include <type_traits>
+
+#include <mha/detail/kernels.hpp>
+#include <mha/tensor.hpp>
+
+namespace mha {
+
+namespace detail {
+/// `tensor<T, E..., Out>` for an input `tensor<T, E..., In>`.
+template <class T, std::size_t Out, class Extents, class Seq>
+struct replace_last;
+template <class T, std::size_t Out, std::size_t... E, std::size_t... I>
+struct replace_last<T, Out, tensor<T, E...>, std::index_sequence<I...>> {
+  static constexpr std::size_t nth(std::size_t i) noexcept {
+    const std::size_t ext[] = {E...};
+    return ext[i];
+  }
+  using type = tensor<T, (I + 1 == sizeof...(E) ? Out : nth(I))...>;
+};
+template <class X, std::size_t Out>
+using with_last_extent_t =
+    typename replace_last<typename X::value_type, Out, X, std::make_index_sequence<X::rank>>::type;
+
+/// Shared compile-time checks and body of linear<...>::forward.
+template <class T, std::size_t In, std::size_t Out, class U, std::size_t... E>
+constexpr auto linear_forward(const T* weight, const T* bias, const tensor<U, E...>& x) noexcept {
+  static_assert(std::is_same_v<U, T>,
+                "mha::linear::forward: input element type must equal the layer's T");
+  using X = tensor<U, E...>;
+  static_assert(X::extents[X::rank - 1] == In,
+                "mha::linear::forward: input last extent must equal InFeatures");
+  with_last_extent_t<X, Out> y;
+  linear_rows(x.data(), size_c<X::size / In>{}, size_c<In>{}, weight, bias, size_c<Out>{},
+              y.data());
+  return y;
+}
+}  // namespace detail
+
+/// torch.nn.Linear(InFeatures, OutFeatures, bias=Bias) with fixed sizes:
+/// y = x * weight^T + bias (PyTorch docs, torch.nn.Linear).
+///
+/// Members: `weight` [OutFeatures][InFeatures] (PyTorch layout, row o holds
+/// the weights of output feature o) and, only when `Bias`, `bias`
+/// [OutFeatures]. An aggregate: `linear<float, 3, 2> l{};` is all zeros.
+/// Compile-time errors: zero sizes (via mha::tensor), input of another
+/// element type or whose last extent is not InFeatures.
+template <class T, std::size_t InFeatures, std::size_t OutFeatures, bool Bias = true>
+struct linear {
+  using value_type = T;
+  static constexpr std::size_t in_features = InFeatures;
+  static constexpr std::size_t out_features = OutFeatures;
+  static constexpr bool has_bias = Bias;
+  static constexpr std::size_t parameter_count = OutFeatures * InFeatures + OutFeatures;
+
+  tensor<T, OutFeatures, InFeatures> weight;  ///< [out_features][in_features]
+  tensor<T, OutFeatures> bias;                ///< [out_features]
+
+  /// y[..][o] = bias[o] + sum_i x[..][i] * weight[o][i], for x of any rank
+  /// whose last extent is InFeatures; returns the same shape with last extent
+  /// OutFeatures. Rows of y: [rows][OutFeatures] with rows = x.size / In.
+  template <class U, std::size_t... E>
+  constexpr auto forward(const tensor<U, E...>& x) const noexcept {
+    return detail::linear_forward<T, InFeatures, OutFeatures>(weight.data(), bias.data(), x);
+  }
+  /// Same as forward(x).
+  template <class U, std::size_t... E>
+  constexpr auto operator()(const tensor<U, E...>& x) const noexcept {
+    return forward(x);
+  }
+  /// Applies the layer to `rows` contiguous rows: x [rows][In] -> y [rows][Out].
+  template <class Rows>
+  constexpr void apply_rows(const T* x, Rows rows, T* y) const noexcept {
+    detail::linear_rows(x, rows, detail::size_c<InFeatures>{}, weight.data(), bias.data(),
+                        detail::size_c<OutFeatures>{}, y);
+  }
+};
+
+/// torch.nn.Linear(InFeatures, OutFeatures, bias=False): y = x * weight^T.
+/// Member `weight` [OutFeatures][InFeatures]; no `bias` member.
+template <class T, std::size_t InFeatures, std::size_t OutFeatures>
+struct linear<T, InFeatures, OutFeatures, false> {
+  using value_type = T;
+  static constexpr std::size_t in_features = InFeatures;
+  static constexpr std::size_t out_features = OutFeatures;
+  static constexpr bool has_bias = false;
+  static constexpr std::size_t parameter_count = OutFeatures * InFeatures;
+
+  tensor<T, OutFeatures, InFeatures> weight;  ///< [out_features][in_features]
+
+  /// y[..][o] = sum_i x[..][i] * weight[o][i] (see the Bias = true overload).
+  template <class U, std::size_t... E>
+  constexpr auto forward(const tensor<U, E...>& x) const noexcept {
+    return detail::linear_forward<T, InFeatures, OutFeatures>(weight.data(), nullptr, x);
+  }
+  /// Same as forward(x).
+  template <class U, std::size_t... E>
+  constexpr auto operator()(const tensor<U, E...>& x) const noexcept {
+    return forward(x);
+  }
+  /// Applies the layer to `rows` contiguous rows: x [rows][In] -> y [rows][Out].
+  template <class Rows>
+  constexpr void apply_rows(const T* x, Rows rows, T* y) const noexcept {
+    detail::linear_rows(x, rows, detail::size_c<InFeatures>{}, weight.data(),
+                        static_cast<const T*>(nullptr), detail::size_c<OutFeatures>{}, y);
+  }
+};
+
+}  // namespace mha

@@ -1,0 +1,134 @@
+// mha/multi_head_attention.hpp -- the book's MultiHeadAttention with weight splits.
+#pragma once
+
+#include <cstddef>
+#include <type_traits>
+#include <utility>
+
+#include <mha/block_layout.hpp>
+#include <mha/block_view.hpp>
+#include <mha/detail/dropout.hpp>
+#include <mha/detail/kernels.hpp>
+#include <mha/detail/math.hpp>
+#include <mha/detail/module_interface.hpp>
+#include <mha/linear.hpp>
+#include <mha/tensor.hpp>
+
+namespace mha {
+
+/// Multi-head causal self-attention with weight splits: the book's
+/// `MultiHeadAttention` (Raschka, section 3.6.2), with every shape a template
+/// parameter.
+///
+///   Q = x W_query^T, K = x W_key^T, V = x W_value^T  (+ b)   [B][N][DOut], one product each
+///   head h: columns [h*head_dim, (h+1)*head_dim) of Q, K, V  (compile-time head_layout views)
+///   context_h = dropout(softmax(mask(Q_h K_h^T) / sqrt(head_dim))) V_h  -> same columns of C
+///   forward(x) = C out_proj.weight^T + out_proj.bias          [B][N][DOut]
+///
+/// head_dim = DOut / NumHeads. The per-head attention is a fold expression over
+/// std::index_sequence<0..NumHeads-1>; each head reads its block of Q/K/V and
+/// writes its block of the concatenated context C through views that carry only
+/// a pointer (offset and strides are in the type), so neither the split nor the
+/// concatenation copies anything. See docs/design.md.
+///
+/// Members: `w_query`, `w_key`, `w_value` (linear<T, DIn, DOut, QkvBias>),
+/// `out_proj` (linear<T, DOut, DOut, true>), `dropout` (probability, training
+/// only). An aggregate; value-initialisation gives all-zero weights.
+///
+/// Compile-time errors ("mha::multi_head_attention: ..."): T not float or
+/// double; DIn, DOut, ContextLength or NumHeads zero; DOut not divisible by
+/// NumHeads; and those of forward (MHA_DETAIL_FORWARD_OVERLOADS).
+template <class T, std::size_t DIn, std::size_t DOut, std::size_t ContextLength,
+          std::size_t NumHeads, bool QkvBias = false>
+struct multi_head_attention {
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>,
+                "mha::multi_head_attention: T must be float or double");
+  static_assert(DIn > 0, "mha::multi_head_attention: DIn must be greater than 0");
+  static_assert(DOut > 0, "mha::multi_head_attention: DOut must be greater than 0");
+  static_assert(ContextLength > 0, "mha::multi_head_attention: ContextLength must be greater than 0");
+  static_assert(NumHeads > 0, "mha::multi_head_attention: NumHeads must be greater than 0");
+  static_assert(NumHeads == 0 || DOut % NumHeads == 0,
+                "mha::multi_head_attention: DOut must be divisible by NumHeads");
+
+  using value_type = T;
+  static constexpr std::size_t d_in = DIn;
+  static constexpr std::size_t d_out = DOut;
+  static constexpr std::size_t context_length = ContextLength;
+  static constexpr std::size_t num_heads = NumHeads;
+  static constexpr std::size_t head_dim = DOut / (NumHeads == 0 ? 1 : NumHeads);  ///< DOut / NumHeads
+  static constexpr std::size_t output_width = DOut;
+  static constexpr bool qkv_bias = QkvBias;
+  /// Trainable parameters: 3 * (DOut*DIn + (QkvBias ? DOut : 0)) + DOut*DOut + DOut.
+  /// GPT-2 small (768, 768, 12 heads, no qkv bias): 2,360,064 (book Exercise 3.3).
+  static constexpr std::size_t parameter_count =
+      3 * linear<T, DIn, DOut, QkvBias>::parameter_count + linear<T, DOut, DOut, true>::parameter_count;
+  /// sqrt(head_dim) as a T: the scores are divided by it.
+  static constexpr T score_divisor = detail::sqrt(static_cast<T>(head_dim));
+  /// Column offset of head H's block in a row of Q, K, V and the context.
+  template <std::size_t H>
+  static constexpr std::size_t head_offset = head_layout<H, NumHeads, 1, 1, DOut>::offset;
+  /// Layout of head H's block of a [Batch][Tokens][DOut] Q, K, V or context.
+  template <std::size_t H, std::size_t Batch, std::size_t Tokens>
+  using head_layout_type = head_layout<H, NumHeads, Batch, Tokens, DOut>;
+
+  linear<T, DIn, DOut, QkvBias> w_query;  ///< W_query: weight [DOut][DIn], rows split by head
+  linear<T, DIn, DOut, QkvBias> w_key;    ///< W_key: weight [DOut][DIn], rows split by head
+  linear<T, DIn, DOut, QkvBias> w_value;  ///< W_value: weight [DOut][DIn], rows split by head
+  linear<T, DOut, DOut, true> out_proj;   ///< out_proj: weight [DOut][DOut], bias [DOut]
+  T dropout = T(0);                       ///< dropout probability (training only)
+
+  /// Intermediates of one forward call: Q, K, V and the concatenated context,
+  /// each [Batch][Tokens][DOut]. Value-initialise and reuse it; contents
+  /// between calls are unspecified.
+  template <std::size_t Batch, std::size_t Tokens>
+  struct workspace {
+    static constexpr std::size_t batch = Batch;
+    static constexpr std::size_t tokens = Tokens;
+    tensor<T, Batch, Tokens, DOut> query;    ///< Q [Batch][Tokens][DOut]
+    tensor<T, Batch, Tokens, DOut> key;      ///< K [Batch][Tokens][DOut]
+    tensor<T, Batch, Tokens, DOut> value;    ///< V [Batch][Tokens][DOut]
+    tensor<T, Batch, Tokens, DOut> context;  ///< concatenated heads [Batch][Tokens][DOut]
+  };
+
+  /// Head H's weight split: read-only [head_dim][DIn] views of rows
+  /// [H*head_dim, (H+1)*head_dim) of W_query, W_key and W_value.
+  template <std::size_t H>
+  struct head_weights_type {
+    block_view<const T, weight_split_layout<H, NumHeads, DOut, DIn>> query, key, value;
+  };
+  /// Head H's weight split (see head_weights_type). Error if H >= NumHeads.
+  template <std::size_t H>
+  constexpr head_weights_type<H> head_weights() const noexcept {
+    return {weight_split_view<H, NumHeads>(w_query.weight),
+            weight_split_view<H, NumHeads>(w_key.weight),
+            weight_split_view<H, NumHeads>(w_value.weight)};
+  }
+
+ private:
+  template <std::size_t Batch, std::size_t Tokens>
+  constexpr void run(const T* x, T* out, workspace<Batch, Tokens>& ws,
+                     detail::forward_mode mode) const noexcept {
+    static_assert(Tokens >= 1 && Tokens <= ContextLength,
+                  "mha::multi_head_attention::forward: token count N must not exceed ContextLength");
+    using rows = detail::size_c<Batch * Tokens>;
+    w_query.apply_rows(x, rows{}, ws.query.data());
+    w_key.apply_rows(x, rows{}, ws.key.data());
+    w_value.apply_rows(x, rows{}, ws.value.data());
+    const auto drop = detail::dropout_state<T>::make(dropout, mode.seed, mode.training);
+    T scores[Tokens];
+    [&]<std::size_t... H>(std::index_sequence<H...>) {
+      (detail::causal_attention_head(
+           head_view<H, NumHeads>(std::as_const(ws.query)), head_view<H, NumHeads>(std::as_const(ws.key)),
+           head_view<H, NumHeads>(std::as_const(ws.value)), head_view<H, NumHeads>(ws.context),
+           detail::size_c<Batch>{}, detail::size_c<Tokens>{}, detail::size_c<head_dim>{},
+           score_divisor, drop, H, scores),
+       ...);
+    }(std::make_index_sequence<NumHeads>{});
+    out_proj.apply_rows(ws.context.data(), rows{}, out);
+  }
+
+ public:
+  MHA_DETAIL_FORWARD_OVERLOADS("multi_head_attention")
+};
+
+}  // namespace mha

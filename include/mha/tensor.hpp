@@ -1,0 +1,97 @@
+// mha/tensor.hpp -- owning fixed-size tensor.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <type_traits>
+
+#include <mha/config.hpp>
+
+namespace mha {
+
+/// Owning, fixed-size, row-major, contiguous tensor of `T` with shape
+/// [Extents...] (e.g. `tensor<float, B, N, D>` is [batch][tokens][features]).
+///
+/// An aggregate whose only data member is the C array `elements`, so
+///  - `tensor<float, 2, 6, 3> x{};` is all zeros (value-initialised),
+///  - `tensor<float, 2, 3> w{{1, 2, 3, 4, 5, 6}};` fills it in row-major order,
+///  - it is a literal type, usable in constant expressions and as `constexpr`
+///    (ROM) data.
+/// Element `x(i, j, k)` lives at `data()[(i * E1 + j) * E2 + k]`.
+///
+/// Compile-time errors: rank 0, a zero extent, a non-floating `T`, or the
+/// wrong number of indices in `operator()` are `static_assert`s starting with
+/// "mha::tensor". Indices are checked with `MHA_ASSERT` in debug builds only.
+template <class T, std::size_t... Extents>
+struct tensor {
+  static_assert(std::is_floating_point_v<T>,
+                "mha::tensor: T must be a floating-point type (float or double)");
+  static_assert(sizeof...(Extents) >= 1, "mha::tensor: rank must be at least 1");
+  static_assert(((Extents > 0) && ...), "mha::tensor: every extent must be greater than 0");
+
+  /// Element type.
+  using value_type = T;
+  /// Number of dimensions.
+  static constexpr std::size_t rank = sizeof...(Extents);
+  /// Extent of every dimension, outermost first.
+  static constexpr std::array<std::size_t, rank> extents{Extents...};
+  /// Total number of elements (product of the extents).
+  static constexpr std::size_t size = (Extents * ...);
+
+  /// The elements, row-major. Public so that the type stays an aggregate.
+  T elements[size];
+
+  /// Pointer to the first of `size` contiguous elements.
+  constexpr T* data() noexcept { return elements; }
+  /// Pointer to the first of `size` contiguous elements.
+  constexpr const T* data() const noexcept { return elements; }
+  constexpr T* begin() noexcept { return elements; }
+  constexpr T* end() noexcept { return elements + size; }
+  constexpr const T* begin() const noexcept { return elements; }
+  constexpr const T* end() const noexcept { return elements + size; }
+
+  /// Extent of dimension `d` (precondition: d < rank).
+  static constexpr std::size_t extent(std::size_t d) noexcept { return extents[d]; }
+
+  /// Element access, one index per extent. Precondition: each index is below
+  /// its extent (checked by MHA_ASSERT in debug builds).
+  template <class... Index>
+  constexpr T& operator()(Index... index) noexcept {
+    return elements[offset_of(index...)];
+  }
+  /// Element access, one index per extent (const).
+  template <class... Index>
+  constexpr const T& operator()(Index... index) const noexcept {
+    return elements[offset_of(index...)];
+  }
+
+  /// Row-major offset of the element at `index...`.
+  template <class... Index>
+  static constexpr std::size_t offset_of(Index... index) noexcept {
+    static_assert(sizeof...(Index) == rank,
+                  "mha::tensor::operator(): the number of indices must equal the tensor's rank");
+    static_assert((std::is_integral_v<Index> && ...),
+                  "mha::tensor::operator(): indices must be integers");
+    const std::size_t idx[] = {static_cast<std::size_t>(index)...};
+    std::size_t off = 0;
+    for (std::size_t d = 0; d < rank; ++d) {
+      MHA_ASSERT(idx[d] < extents[d]);
+      off = off * extents[d] + idx[d];
+    }
+    return off;
+  }
+
+  friend constexpr bool operator==(const tensor& a, const tensor& b) noexcept {
+    for (std::size_t i = 0; i < size; ++i)
+      if (!(a.elements[i] == b.elements[i])) return false;
+    return true;
+  }
+};
+
+/// True for any `mha::tensor` specialisation.
+template <class X>
+inline constexpr bool is_tensor_v = false;
+template <class T, std::size_t... E>
+inline constexpr bool is_tensor_v<tensor<T, E...>> = true;
+
+}  // namespace mha
