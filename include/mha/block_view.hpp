@@ -13,12 +13,15 @@ namespace mha {
 namespace detail {
 /// The contracts of head_view<H, NumHeads> on a tensor of last extent Width.
 template <std::size_t H, std::size_t NumHeads, std::size_t Width>
-constexpr void check_head_split() noexcept {
+constexpr bool check_head_split() noexcept {
   static_assert(greater_than_zero<NumHeads>, "mha::head_view: NumHeads must be greater than 0");
-  static_assert(divisible_by<Width, at_least_1<NumHeads>>,
-                "mha::head_view: the tensor's last extent must be divisible by NumHeads");
-  static_assert(index_below<H, at_least_1<NumHeads>>,
-                "mha::head_view: head index H must be less than NumHeads");
+  if constexpr (NumHeads > 0) {
+    static_assert(divisible_by<Width, NumHeads>,
+                  "mha::head_view: the tensor's last extent must be divisible by NumHeads");
+    static_assert(index_below<H, NumHeads>,
+                  "mha::head_view: head index H must be less than NumHeads");
+  }
+  return NumHeads > 0 && Width % (NumHeads > 0 ? NumHeads : 1) == 0 && H < NumHeads;
 }
 }  // namespace detail
 
@@ -80,17 +83,19 @@ class block_view {
 template <std::size_t H, std::size_t NumHeads, class U, std::size_t Batch, std::size_t Tokens,
           std::size_t Width>
 constexpr auto head_view(tensor<U, Batch, Tokens, Width>& t) noexcept {
-  detail::check_head_split<H, NumHeads, Width>();
-  return block_view<U, head_layout<detail::clamp_index<H, NumHeads>, NumHeads, Batch, Tokens,
-                                   Width>>(t);
+  if constexpr (detail::check_head_split<H, NumHeads, Width>())
+    return block_view<U, head_layout<H, NumHeads, Batch, Tokens, Width>>(t);
+  else
+    return t.data();  // unreachable: a contract above failed to compile
 }
 /// Read-only view of head `H` of `NumHeads` in a [Batch][Tokens][Width] tensor.
 template <std::size_t H, std::size_t NumHeads, class U, std::size_t Batch, std::size_t Tokens,
           std::size_t Width>
 constexpr auto head_view(const tensor<U, Batch, Tokens, Width>& t) noexcept {
-  detail::check_head_split<H, NumHeads, Width>();
-  return block_view<const U, head_layout<detail::clamp_index<H, NumHeads>, NumHeads, Batch,
-                                         Tokens, Width>>(t);
+  if constexpr (detail::check_head_split<H, NumHeads, Width>())
+    return block_view<const U, head_layout<H, NumHeads, Batch, Tokens, Width>>(t);
+  else
+    return t.data();  // unreachable: a contract above failed to compile
 }
 
 /// Read-only view of head `H`'s rows [head_dim][In] of a PyTorch-layout weight
@@ -100,12 +105,16 @@ template <std::size_t H, std::size_t NumHeads, class U, std::size_t Out, std::si
 constexpr auto weight_split_view(const tensor<U, Out, In>& w) noexcept {
   static_assert(detail::greater_than_zero<NumHeads>,
                 "mha::weight_split_view: NumHeads must be greater than 0");
-  static_assert(detail::divisible_by<Out, detail::at_least_1<NumHeads>>,
-                "mha::weight_split_view: the weight's Out extent must be divisible by NumHeads");
-  static_assert(detail::index_below<H, detail::at_least_1<NumHeads>>,
-                "mha::weight_split_view: head index H must be less than NumHeads");
-  return block_view<const U,
-                    weight_split_layout<detail::clamp_index<H, NumHeads>, NumHeads, Out, In>>(w);
+  if constexpr (NumHeads > 0) {
+    static_assert(detail::divisible_by<Out, NumHeads>,
+                  "mha::weight_split_view: the weight's Out extent must be divisible by NumHeads");
+    static_assert(detail::index_below<H, NumHeads>,
+                  "mha::weight_split_view: head index H must be less than NumHeads");
+  }
+  if constexpr (NumHeads > 0 && Out % (NumHeads > 0 ? NumHeads : 1) == 0 && H < NumHeads)
+    return block_view<const U, weight_split_layout<H, NumHeads, Out, In>>(w);
+  else
+    return w.data();  // unreachable: a contract above failed to compile
 }
 
 }  // namespace mha

@@ -26,23 +26,24 @@ template <class X, std::size_t Out>
 using with_last_extent_t =
     typename replace_last<typename X::value_type, Out, X, std::make_index_sequence<X::rank>>::type;
 
-/// The last extent of a tensor type (shown as a number in diagnostics).
-template <class X>
-struct shape_of_any {
-  static constexpr std::size_t last_extent = X::extents[X::rank - 1];
-};
+/// The contracts of linear<T, In, ...>::forward for an input of element type U
+/// and last extent Last (template arguments, so both compilers print them).
+template <class U, class T, std::size_t Last, std::size_t In>
+constexpr bool check_linear_input() noexcept {
+  static_assert(same_element_type<U, T>,
+                "mha::linear::forward: input element type must equal the layer's T "
+                "(no implicit float/double conversion)");
+  static_assert(equals<Last, In>, "mha::linear::forward: input last extent must equal InFeatures");
+  return std::is_same_v<U, T> && Last == In;
+}
 
 /// Shared compile-time checks and body of linear<...>::forward.
 template <class T, std::size_t In, std::size_t Out, class U, std::size_t... E>
 constexpr auto linear_forward(const T* weight, const T* bias, const tensor<U, E...>& x) noexcept {
-  static_assert(same_element_type<U, T>,
-                "mha::linear::forward: input element type must equal the layer's T "
-                "(no implicit float/double conversion)");
   using X = tensor<U, E...>;
-  static_assert(equals<shape_of_any<X>::last_extent, In>,
-                "mha::linear::forward: input last extent must equal InFeatures");
+  constexpr bool ok = check_linear_input<U, T, X::extents[X::rank - 1], In>();
   with_last_extent_t<tensor<T, E...>, Out> y;
-  if constexpr (std::is_same_v<U, T> && X::extents[X::rank - 1] == In)
+  if constexpr (ok)
     linear_rows(x.data(), size_c<X::size / In>{}, size_c<In>{}, weight, bias, size_c<Out>{},
                 y.data());
   return y;

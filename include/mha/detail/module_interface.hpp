@@ -100,7 +100,8 @@ using output_for_t = typename output_for_tensor<T, W, X>::type;
                     "mha::" NAME "::forward: token count N must not exceed ContextLength");         \
       return parameters_valid_ &&                                                                   \
              ::mha::detail::same_element_type<typename S::element_type, value_type> &&              \
-             S::features == d_in && S::tokens <= context_length;                                    \
+             S::features == d_in && S::tokens <= context_length &&                                  \
+             S::tokens > 0 && S::batch > 0; /* a zero extent: mha::tensor reported it */            \
     } else {                                                                                        \
       return false;                                                                                 \
     }                                                                                               \
