@@ -61,11 +61,15 @@ struct multi_head_attention {
   static constexpr std::size_t context_length = ContextLength;
   static constexpr std::size_t num_heads = NumHeads;
   static constexpr std::size_t head_dim = DOut / (NumHeads == 0 ? 1 : NumHeads);  ///< DOut / NumHeads
-  /// Valid head width for the member types even when a contract above failed
-  /// (then only that static_assert is reported). Equals head_dim otherwise.
+
+ private:
+  // Sizes for the member types that stay valid when a contract above failed
+  // (so that only that static_assert is reported); equal to head_dim and DOut
+  // for every valid instantiation.
   static constexpr std::size_t layout_head_dim_ = detail::quotient_or_1<DOut, NumHeads>;
-  static constexpr std::size_t layout_num_heads_ = detail::at_least_1<NumHeads>;
-  static constexpr std::size_t layout_d_out_ = layout_head_dim_ * layout_num_heads_;
+  static constexpr std::size_t layout_d_out_ = layout_head_dim_ * detail::at_least_1<NumHeads>;
+
+ public:
   static constexpr std::size_t output_width = DOut;
   static constexpr bool qkv_bias = QkvBias;
   /// Trainable parameters: 3 * (DOut*DIn + (QkvBias ? DOut : 0)) + DOut*DOut + DOut.
