@@ -71,7 +71,21 @@ static_assert(ca::weight_head_layout<0>::rows == 2 && ca::weight_head_layout<0>:
 static_assert(ca::score_divisor == mha::detail::sqrt(2.0f));
 static_assert(std::is_same_v<decltype(ca::w_query), mha::linear<float, 3, 2, false>>);
 static_assert(std::is_same_v<decltype(ca::w_query.weight), mha::tensor<float, 2, 3>>);
-static_assert(std::is_aggregate_v<ca>);
+static_assert(std::is_aggregate_v<ca> && std::is_trivially_copyable_v<ca>);
+// same-type module assignment still works in constant expressions (the
+// different-type assignment templates only exist to give our diagnostic)
+constexpr bool module_copy_assigned() {
+  ca a{};
+  ca b{};
+  b.w_key.weight(1, 2) = 3.0f;
+  a = b;
+  lin l{};
+  lin k{};
+  k.bias(1) = 2.0f;
+  l = k;
+  return a.w_key.weight(1, 2) == 3.0f && l.bias(1) == 2.0f;
+}
+static_assert(module_copy_assigned());
 using ca_ws = ca::workspace<2, 6>;
 static_assert(ca_ws::batch == 2 && ca_ws::tokens == 6 &&
               std::is_same_v<decltype(ca_ws::query), mha::tensor<float, 2, 6, 2>>);

@@ -113,6 +113,17 @@ struct causal_attention {
     tensor<T, Batch, Tokens, DOut> value;  ///< V [Batch][Tokens][DOut]
   };
 
+  /// Assigning a causal_attention of another element type, shape or bias
+  /// setting (e.g. to a wrapper's head<H>()) is a compile-time error with our
+  /// message; same-type assignment uses the implicit copy assignment.
+  template <class U, std::size_t I, std::size_t O, std::size_t C, bool B>
+  constexpr causal_attention& operator=(const causal_attention<U, I, O, C, B>&) noexcept {
+    static_assert(detail::same_module_type<causal_attention<U, I, O, C, B>, causal_attention>,
+                  "mha::causal_attention: cannot assign a causal_attention of a different element "
+                  "type, shape or qkv bias setting");
+    return *this;
+  }
+
   /// The building block of the forward pass, public for
   /// multi_head_attention_wrapper: attention of x [Batch][Tokens][DIn]
   /// (contiguous) written into `out`, a view with `row(b, i)` to DOut

@@ -94,6 +94,26 @@ struct linear {
     detail::linear_rows(x, rows, detail::size_c<InFeatures>{}, weight.data(), bias.data(),
                         detail::size_c<OutFeatures>{}, y);
   }
+  /// Assigning a linear layer of another element type, shape or bias setting
+  /// is a compile-time error with our message (instead of "no match for
+  /// operator="); same-type assignment uses the implicit copy assignment.
+  template <class U, std::size_t I, std::size_t O, bool B>
+  constexpr linear& operator=(const linear<U, I, O, B>&) noexcept {
+    static_assert(detail::same_module_type<linear<U, I, O, B>, linear>,
+                  "mha::linear: cannot assign a linear layer of a different element type, shape "
+                  "or bias setting");
+    return *this;
+  }
+  /// Initialising a linear layer from one of another type is a compile-time
+  /// error with our message, like assignment.
+  template <class U, std::size_t I, std::size_t O, bool B>
+    requires(!std::is_same_v<linear<U, I, O, B>, linear>)
+  constexpr operator linear<U, I, O, B>() const noexcept {
+    static_assert(detail::same_module_type<linear, linear<U, I, O, B>>,
+                  "mha::linear: cannot initialise a linear layer from one of a different element "
+                  "type, shape or bias setting");
+    return {};
+  }
 };
 
 /// torch.nn.Linear(InFeatures, OutFeatures, bias=False): y = x * weight^T.
@@ -128,6 +148,26 @@ struct linear<T, InFeatures, OutFeatures, false> {
   constexpr void apply_rows(const T* x, Rows rows, T* y) const noexcept {
     detail::linear_rows(x, rows, detail::size_c<InFeatures>{}, weight.data(),
                         static_cast<const T*>(nullptr), detail::size_c<OutFeatures>{}, y);
+  }
+  /// Assigning a linear layer of another element type, shape or bias setting
+  /// is a compile-time error with our message (instead of "no match for
+  /// operator="); same-type assignment uses the implicit copy assignment.
+  template <class U, std::size_t I, std::size_t O, bool B>
+  constexpr linear& operator=(const linear<U, I, O, B>&) noexcept {
+    static_assert(detail::same_module_type<linear<U, I, O, B>, linear>,
+                  "mha::linear: cannot assign a linear layer of a different element type, shape "
+                  "or bias setting");
+    return *this;
+  }
+  /// Initialising a linear layer from one of another type is a compile-time
+  /// error with our message, like assignment.
+  template <class U, std::size_t I, std::size_t O, bool B>
+    requires(!std::is_same_v<linear<U, I, O, B>, linear>)
+  constexpr operator linear<U, I, O, B>() const noexcept {
+    static_assert(detail::same_module_type<linear, linear<U, I, O, B>>,
+                  "mha::linear: cannot initialise a linear layer from one of a different element "
+                  "type, shape or bias setting");
+    return {};
   }
 };
 

@@ -72,6 +72,11 @@ inline constexpr bool same_tensor_type = std::is_same_v<Got, Want>;
 template <class From, class To>
 inline constexpr bool assignable_tensor = std::is_same_v<From, To>;
 
+/// A layer or module of type From may be assigned to one of type To: only
+/// when they are the same type (the diagnostic shows both, with their sizes).
+template <class From, class To>
+inline constexpr bool same_module_type = std::is_same_v<From, To>;
+
 /// The workspace's <Batch, Tokens> equals the input's <B, N>.
 template <std::size_t WorkspaceBatch, std::size_t WorkspaceTokens, std::size_t InputBatch,
           std::size_t InputTokens>
