@@ -70,18 +70,29 @@ struct causal_attention {
   static constexpr std::size_t qkv_row_stride = DOut;
   /// Elements between consecutive token rows of the output (the context).
   static constexpr std::size_t context_row_stride = DOut;
+
+ private:
+  /// Column offset (0) of head H's block, after checking that H is 0.
+  template <std::size_t H>
+  static consteval std::size_t head_column_offset_() noexcept {
+    static_assert(detail::index_below<H, 1>,
+                  "mha::causal_attention: head index H must be 0 (a single head)");
+    return 0;
+  }
+
+ public:
   /// Column offset of head H's block in a row of Q (only H = 0 exists).
   template <std::size_t H>
-  static constexpr std::size_t query_offset = head_layout<H, 1, 1, 1, DOut>::offset;
+  static constexpr std::size_t query_offset = head_column_offset_<H>();
   /// Column offset of head H's block in a row of K.
   template <std::size_t H>
-  static constexpr std::size_t key_offset = head_layout<H, 1, 1, 1, DOut>::offset;
+  static constexpr std::size_t key_offset = head_column_offset_<H>();
   /// Column offset of head H's block in a row of V.
   template <std::size_t H>
-  static constexpr std::size_t value_offset = head_layout<H, 1, 1, 1, DOut>::offset;
+  static constexpr std::size_t value_offset = head_column_offset_<H>();
   /// Column offset of head H's block in a row of the context (= the output).
   template <std::size_t H>
-  static constexpr std::size_t context_offset = head_layout<H, 1, 1, 1, DOut>::offset;
+  static constexpr std::size_t context_offset = head_column_offset_<H>();
   /// Layout of head H's block of Q, K or V for a [Batch][Tokens] input.
   template <std::size_t H, std::size_t Batch, std::size_t Tokens>
   using qkv_head_layout = head_layout<H, 1, Batch, Tokens, DOut>;

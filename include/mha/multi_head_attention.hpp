@@ -67,7 +67,8 @@ struct multi_head_attention {
   // (so that only that static_assert is reported); equal to head_dim and DOut
   // for every valid instantiation.
   static constexpr std::size_t layout_head_dim_ = detail::quotient_or_1<DOut, NumHeads>;
-  static constexpr std::size_t layout_d_out_ = layout_head_dim_ * detail::at_least_1<NumHeads>;
+  static constexpr std::size_t layout_num_heads_ = detail::at_least_1<NumHeads>;
+  static constexpr std::size_t layout_d_out_ = layout_head_dim_ * layout_num_heads_;
 
  public:
   static constexpr std::size_t output_width = DOut;
@@ -86,21 +87,33 @@ struct multi_head_attention {
   static constexpr std::size_t qkv_row_stride = DOut;
   /// Elements between consecutive token rows of the context C (= DOut).
   static constexpr std::size_t context_row_stride = DOut;
+
+ private:
+  /// Column offset H * head_dim of head H's block, after checking H.
+  template <std::size_t H>
+  static consteval std::size_t head_column_offset_() noexcept {
+    static_assert(detail::index_below<H, NumHeads>,
+                  "mha::multi_head_attention: head index H must be less than NumHeads");
+    return head_layout<detail::clamp_index<H, NumHeads>, layout_num_heads_, 1, 1,
+                       layout_d_out_>::offset;
+  }
+
+ public:
   /// Column offset of head H's block in a row of Q, K, V and the context.
   template <std::size_t H>
-  static constexpr std::size_t head_offset = head_layout<H, NumHeads, 1, 1, DOut>::offset;
+  static constexpr std::size_t head_offset = head_column_offset_<H>();
   /// Column offset of head H's block in a row of Q (= H * head_dim).
   template <std::size_t H>
-  static constexpr std::size_t query_offset = head_layout<H, NumHeads, 1, 1, DOut>::offset;
+  static constexpr std::size_t query_offset = head_column_offset_<H>();
   /// Column offset of head H's block in a row of K (= H * head_dim).
   template <std::size_t H>
-  static constexpr std::size_t key_offset = head_layout<H, NumHeads, 1, 1, DOut>::offset;
+  static constexpr std::size_t key_offset = head_column_offset_<H>();
   /// Column offset of head H's block in a row of V (= H * head_dim).
   template <std::size_t H>
-  static constexpr std::size_t value_offset = head_layout<H, NumHeads, 1, 1, DOut>::offset;
+  static constexpr std::size_t value_offset = head_column_offset_<H>();
   /// Column offset of head H's block in a row of the context C (= H * head_dim).
   template <std::size_t H>
-  static constexpr std::size_t context_offset = head_layout<H, NumHeads, 1, 1, DOut>::offset;
+  static constexpr std::size_t context_offset = head_column_offset_<H>();
   /// Layout of head H's block of a [Batch][Tokens][DOut] Q, K, V or context.
   template <std::size_t H, std::size_t Batch, std::size_t Tokens>
   using head_layout_type = head_layout<H, NumHeads, Batch, Tokens, DOut>;

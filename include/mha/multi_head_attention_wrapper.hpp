@@ -60,9 +60,20 @@ struct multi_head_attention_wrapper {
   static constexpr std::size_t output_width = NumHeads * DOut;   ///< concatenated width
   static constexpr bool qkv_bias = QkvBias;
   static constexpr std::size_t parameter_count = NumHeads * head_type::parameter_count;
-  /// Offset of head H's block in a row of the concatenated output.
+
+ private:
+  /// Column offset H * DOut of head H's block of the output, after checking H.
   template <std::size_t H>
-  static constexpr std::size_t head_offset = head_layout<H, NumHeads, 1, 1, output_width>::offset;
+  static consteval std::size_t head_column_offset_() noexcept {
+    static_assert(detail::index_below<H, NumHeads>,
+                  "mha::multi_head_attention_wrapper: head index H must be less than NumHeads");
+    return detail::clamp_index<H, NumHeads> * DOut;
+  }
+
+ public:
+  /// Offset of head H's block in a row of the concatenated output (= H * DOut).
+  template <std::size_t H>
+  static constexpr std::size_t head_offset = head_column_offset_<H>();
 
   // Head layout introspection. Every head computes its own Q, K, V, each
   // [Batch][Tokens][DOut], in the shared workspace (so each head's block is

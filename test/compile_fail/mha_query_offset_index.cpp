@@ -1,5 +1,5 @@
 // compile-fail case: query_offset<H> with H >= NumHeads.
-// Must fail with: mha::head_layout: head index H must be less than NumHeads
+// Must fail with: mha::multi_head_attention: head index H must be less than NumHeads
 // With -DMHA_CF_OK (one token changed) it must compile.
 #include <cstddef>
 
