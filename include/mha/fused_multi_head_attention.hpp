@@ -13,6 +13,7 @@
 #include <mha/detail/math.hpp>
 #include <mha/detail/module_interface.hpp>
 #include <mha/linear.hpp>
+#include <mha/multi_head_attention.hpp>
 #include <mha/tensor.hpp>
 
 namespace mha {
@@ -149,5 +150,24 @@ struct fused_multi_head_attention {
  public:
   MHA_DETAIL_FORWARD_OVERLOADS("fused_multi_head_attention")
 };
+
+/// The fused twin of `m`: w_qkv.weight = [m.w_query.weight; m.w_key.weight;
+/// m.w_value.weight] (and the biases likewise), same out_proj and dropout. The
+/// result computes bit-identical outputs. Usable in constant expressions.
+template <class T, std::size_t DIn, std::size_t DOut, std::size_t ContextLength,
+          std::size_t NumHeads, bool QkvBias>
+constexpr fused_multi_head_attention<T, DIn, DOut, ContextLength, NumHeads, QkvBias> fuse_qkv(
+    const multi_head_attention<T, DIn, DOut, ContextLength, NumHeads, QkvBias>& m) noexcept {
+  fused_multi_head_attention<T, DIn, DOut, ContextLength, NumHeads, QkvBias> f{};
+  const linear<T, DIn, DOut, QkvBias>* parts[3] = {&m.w_query, &m.w_key, &m.w_value};
+  for (std::size_t p = 0; p < 3; ++p) {
+    for (std::size_t i = 0; i < DOut * DIn; ++i) f.w_qkv.weight.elements[p * DOut * DIn + i] = parts[p]->weight.elements[i];
+    if constexpr (QkvBias)
+      for (std::size_t i = 0; i < DOut; ++i) f.w_qkv.bias.elements[p * DOut + i] = parts[p]->bias.elements[i];
+  }
+  f.out_proj = m.out_proj;
+  f.dropout = m.dropout;
+  return f;
+}
 
 }  // namespace mha
