@@ -33,6 +33,7 @@ from reference_modules import (  # noqa: E402
     CausalAttention,
     MultiHeadAttention,
     MultiHeadAttentionWrapper,
+    book_batch,
 )
 
 REPO = os.path.dirname(HERE)
@@ -174,6 +175,13 @@ def book_cases():
                        num_heads=2, qkv_bias=0, format="book")))
     for name, module, x, meta in cases:
         write_case(name, module, x, meta)
+    # The book's own seed-123 MultiHeadAttention(3, 2, 6, 0.0, num_heads=2) on
+    # the book's batch (the weights of examples/book_weights.hpp), for the demo.
+    torch.manual_seed(123)
+    book = MultiHeadAttention(3, 2, 6, 0.0, num_heads=2)
+    write_case("book_mha_seed123", book, book_batch()[1],
+               dict(module="MultiHeadAttention", d_in=3, d_out=2, context_length=6, num_heads=2,
+                    qkv_bias=0, format="book"))
     # Reduced precision: the same book MultiHeadAttention stored as F16 / BF16.
     write_case("book_mha_f16", mha, cases[3][2], cases[3][3], dtype=torch.float16)
     write_case("book_mha_bf16", mha, cases[3][2], cases[3][3], dtype=torch.bfloat16)
