@@ -18,6 +18,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -342,6 +343,27 @@ inline error parse_header(byte_source& src, header_info& out) {
   return {};
 }
 
+/// `d` rounded to the nearest T. Beyond T's range (where a plain conversion is
+/// undefined behaviour in C++) the IEEE result is produced explicitly: values
+/// below max + half an ulp round to +-max, larger ones (and infinities) give
+/// +-infinity.
+template <class T>
+T narrow(double d) noexcept {
+  if constexpr (std::is_same_v<T, double>) {
+    return d;
+  } else {
+    constexpr double max = static_cast<double>(std::numeric_limits<T>::max());
+    if (std::isnan(d)) return std::numeric_limits<T>::quiet_NaN();
+    const double a = std::fabs(d);
+    if (a <= max) return static_cast<T>(d);
+    // max + half an ulp of max (ties round to even, i.e. to infinity).
+    const double limit = max + std::ldexp(1.0, std::numeric_limits<T>::max_exponent - 1 -
+                                                   std::numeric_limits<T>::digits);
+    const T r = a < limit ? std::numeric_limits<T>::max() : std::numeric_limits<T>::infinity();
+    return d < 0 ? -r : r;
+  }
+}
+
 /// Reads tensor `e` (a floating dtype) from `src` converted to T (round to
 /// nearest) into `dst` (resized to e.count). Unless `allow_non_finite`, a NaN
 /// or infinity in the file, or a finite value that overflows T, is an error.
@@ -381,12 +403,7 @@ error read_converted(byte_source& src, const header_info& h, const tensor_entry&
       default: {  // F64
         const double d = std::bit_cast<double>(load_le<std::uint64_t, 8>(p + 8 * i));
         source_finite = std::isfinite(d);
-        if (source_finite && std::fabs(d) > static_cast<double>(std::numeric_limits<T>::max()) &&
-            !allow_non_finite)
-          return make_error(load_errc::non_finite, e.name,
-                            "element " + std::to_string(i) + " (" + std::to_string(d) +
-                                ") is out of the model's floating-point range");
-        dst[i] = static_cast<T>(d);
+        dst[i] = narrow<T>(d);
         break;
       }
     }
