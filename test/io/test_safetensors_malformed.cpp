@@ -10,6 +10,7 @@
 #include <limits>
 #include <memory>
 #include <random>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -54,9 +55,11 @@ struct tensor_spec {
 };
 
 std::string shape_json(const std::vector<std::size_t>& shape) {
-  std::string s = "[";
-  for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? "," : "") + std::to_string(shape[i]);
-  return s + "]";
+  std::ostringstream s;  // (not "[" + ...: g++ 12 -O2 gives a false -Wrestrict on that)
+  s << '[';
+  for (std::size_t i = 0; i < shape.size(); ++i) s << (i ? "," : "") << shape[i];
+  s << ']';
+  return s.str();
 }
 
 /// A file from a raw header text and data section.
@@ -66,15 +69,16 @@ std::string raw_file(const std::string& header, const std::string& data) {
 
 /// Header text and data of well-formed tensors stored back to back.
 std::pair<std::string, std::string> header_and_data(const std::vector<tensor_spec>& ts) {
-  std::string h = "{\"__metadata__\":{\"format\":\"pt\"}";
+  std::ostringstream h;
+  h << R"({"__metadata__":{"format":"pt"})";
   std::string data;
   for (const auto& t : ts) {
-    h += ",\"" + t.name + "\":{\"dtype\":\"" + t.dtype + "\",\"shape\":" + shape_json(t.shape) +
-         ",\"data_offsets\":[" + std::to_string(data.size()) + "," +
-         std::to_string(data.size() + t.bytes.size()) + "]}";
+    h << ",\"" << t.name << R"(":{"dtype":")" << t.dtype << R"(","shape":)" << shape_json(t.shape)
+      << R"(,"data_offsets":[)" << data.size() << ',' << data.size() + t.bytes.size() << "]}";
     data += t.bytes;
   }
-  return {h + "}", data};
+  h << '}';
+  return {h.str(), data};
 }
 std::string make_file(const std::vector<tensor_spec>& ts) {
   auto [h, d] = header_and_data(ts);

@@ -71,7 +71,11 @@ inline error make_error(load_errc code, std::string tensor, std::string what) {
 inline std::string shape_text(const std::vector<std::uint64_t>& shape) {
   if (shape.empty()) return "[] (scalar)";
   std::string s;
-  for (const auto e : shape) s += "[" + std::to_string(e) + "]";
+  for (const auto e : shape) {  // append() avoids GCC 12's false -Wrestrict on "[" + ...
+    s.append("[");
+    s.append(std::to_string(e));
+    s.append("]");
+  }
   return s;
 }
 
