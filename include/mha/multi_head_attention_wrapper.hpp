@@ -130,6 +130,14 @@ struct multi_head_attention_wrapper {
     return boost::hana::at_c<detail::clamp_index<H, NumHeads>>(heads);
   }
 
+  /// Sets every head's dropout probability (the book's wrapper passes one
+  /// `dropout` to all heads). Precondition: 0 <= p <= 1.
+  constexpr void set_dropout(T p) noexcept {
+    [&]<std::size_t... H>(std::index_sequence<H...>) {
+      ((head<H>().dropout = p), ...);
+    }(std::make_index_sequence<NumHeads>{});
+  }
+
   /// Workspace of one forward call: one head's Q, K, V, reused by every head.
   template <std::size_t Batch, std::size_t Tokens>
   using workspace = typename head_type::template workspace<Batch, Tokens>;

@@ -5,6 +5,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include <mha/config.hpp>
+
 namespace mha::detail {
 
 /// SplitMix64 finaliser (S. Vigna, "splitmix64.c", public domain constants):
@@ -32,9 +34,12 @@ struct dropout_state {
   std::uint64_t threshold = 0;  ///< drop iff draw < threshold (53-bit draws)
   T scale = T(1);
 
-  /// State for probability `p` (clamped to [0, 1]) and `seed`; inactive unless
-  /// `training` and p > 0.
+  /// State for probability `p` and `seed`; inactive unless `training` and
+  /// p > 0. Precondition (training): 0 <= p <= 1, checked by MHA_ASSERT in
+  /// debug builds (mha::dynamic throws std::invalid_argument instead); in
+  /// release builds NaN or p < 0 mean no dropout and p > 1 drops everything.
   static constexpr dropout_state make(T p, std::uint64_t seed, bool training) noexcept {
+    MHA_ASSERT(!training || (p >= T(0) && p <= T(1)));
     dropout_state s;
     if (!training || !(p > T(0))) return s;  // also maps NaN to "no dropout"
     s.active = true;

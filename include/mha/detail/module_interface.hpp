@@ -66,7 +66,7 @@ using output_for_t = typename output_for_tensor<T, W, X>::type;
 
 // The overload set of forward() for a fixed-size module, with the module's name
 // in every contract message. The module must provide value_type, d_in,
-// context_length, output_width, `T dropout`, `template <B, N> struct
+// context_length, output_width, `template <B, N> struct
 // workspace`, `template <B, N> constexpr void run(const T* x, T* out,
 // workspace<B, N>&, detail::forward_mode) const`, and
 // `static constexpr bool parameters_valid_` (its own class-level contracts
@@ -185,6 +185,12 @@ using output_for_t = typename output_for_tensor<T, W, X>::type;
     if constexpr (check_input_<tensor<U, E...>>())                                                  \
       forward_stack_(x, out, ::mha::detail::forward_mode{true, seed});                              \
     return out;                                                                                     \
+  }                                                                                                 \
+  /** Training-mode forward into a caller-provided `out` (stack workspace). */                     \
+  template <class U, std::size_t... E, class V, std::size_t... F>                                   \
+  constexpr void forward_training(const tensor<U, E...>& x, tensor<V, F...>& out,                  \
+                                  std::uint64_t seed) const noexcept {                              \
+    forward_stack_(x, out, ::mha::detail::forward_mode{true, seed});                                \
   }                                                                                                 \
   /** Training-mode forward into `out` with a caller-owned workspace. */                            \
   template <class U, std::size_t... E, class V, std::size_t... F, std::size_t WB, std::size_t WN>   \

@@ -67,11 +67,21 @@ class causal_attention {
   void forward(const tensor<T>& x, tensor<T>& out, workspace<T>& ws) const {
     run(x, out, ws, false, 0);
   }
+  /// Inference forward into `out` with a temporary workspace (allocates).
+  void forward(const tensor<T>& x, tensor<T>& out) const {
+    workspace<T> ws;
+    run(x, out, ws, false, 0);
+  }
   /// Training-mode forward: dropout(p = `dropout`) on the attention weights,
   /// kept weights scaled by 1/(1-p); the same mask as the fixed-size twin.
   tensor<T> forward_training(const tensor<T>& x, std::uint64_t seed) const {
     workspace<T> ws;
     return forward_impl(x, ws, true, seed);
+  }
+  /// Training-mode forward into `out` with a temporary workspace (allocates).
+  void forward_training(const tensor<T>& x, tensor<T>& out, std::uint64_t seed) const {
+    workspace<T> ws;
+    run(x, out, ws, true, seed);
   }
   /// Training-mode forward into `out`, reusing `ws`.
   void forward_training(const tensor<T>& x, tensor<T>& out, workspace<T>& ws,

@@ -72,10 +72,20 @@ class multi_head_attention {
   void forward(const tensor<T>& x, tensor<T>& out, workspace<T>& ws) const {
     run(x, out, ws, false, 0);
   }
+  /// Inference forward into `out` with a temporary workspace (allocates).
+  void forward(const tensor<T>& x, tensor<T>& out) const {
+    workspace<T> ws;
+    run(x, out, ws, false, 0);
+  }
   /// Training-mode forward, deterministic per seed (same mask as the fixed twin).
   tensor<T> forward_training(const tensor<T>& x, std::uint64_t seed) const {
     workspace<T> ws;
     return forward_impl(x, ws, true, seed);
+  }
+  /// Training-mode forward into `out` with a temporary workspace (allocates).
+  void forward_training(const tensor<T>& x, tensor<T>& out, std::uint64_t seed) const {
+    workspace<T> ws;
+    run(x, out, ws, true, seed);
   }
   /// Training-mode forward into `out`, reusing `ws`.
   void forward_training(const tensor<T>& x, tensor<T>& out, workspace<T>& ws,

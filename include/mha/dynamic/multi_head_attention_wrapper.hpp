@@ -37,6 +37,15 @@ class multi_head_attention_wrapper {
 
   std::vector<causal_attention<T>> heads;  ///< head 0 first
 
+  /// Head h (bounds-checked: std::out_of_range if h >= heads.size()).
+  causal_attention<T>& head(std::size_t h) { return heads.at(h); }
+  /// Head h, read-only (bounds-checked: std::out_of_range).
+  const causal_attention<T>& head(std::size_t h) const { return heads.at(h); }
+  /// Sets every head's dropout probability (checked in [0, 1] at forward_training).
+  void set_dropout(T p) {
+    for (auto& h : heads) h.dropout = p;
+  }
+
   std::size_t d_in() const noexcept { return d_in_; }
   std::size_t d_out() const noexcept { return d_out_; }
   std::size_t context_length() const noexcept { return context_length_; }
@@ -61,10 +70,20 @@ class multi_head_attention_wrapper {
   void forward(const tensor<T>& x, tensor<T>& out, workspace<T>& ws) const {
     run(x, out, ws, false, 0);
   }
+  /// Inference forward into `out` with a temporary workspace (allocates).
+  void forward(const tensor<T>& x, tensor<T>& out) const {
+    workspace<T> ws;
+    run(x, out, ws, false, 0);
+  }
   /// Training-mode forward (each head's own `dropout`), deterministic per seed.
   tensor<T> forward_training(const tensor<T>& x, std::uint64_t seed) const {
     workspace<T> ws;
     return forward_impl(x, ws, true, seed);
+  }
+  /// Training-mode forward into `out` with a temporary workspace (allocates).
+  void forward_training(const tensor<T>& x, tensor<T>& out, std::uint64_t seed) const {
+    workspace<T> ws;
+    run(x, out, ws, true, seed);
   }
   /// Training-mode forward into `out`, reusing `ws`.
   void forward_training(const tensor<T>& x, tensor<T>& out, workspace<T>& ws,
