@@ -1,0 +1,130 @@
+// mha/detail/simd.hpp -- portable short vectors (GCC/Clang vector extensions)
+// for the run-time fast path of the kernels, with a vectorised e^x for float.
+//
+// Nothing here requires a particular instruction set: the vector width follows
+// the target the user compiles for (64 bytes with AVX-512, 32 with AVX, 16
+// otherwise, where SSE2/NEON-class registers exist), and the compiler lowers
+// the generic vector operations to whatever that target has. Only used at run
+// time (never in constant evaluation).
+#pragma once
+
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+namespace mha::detail::simd {
+
+#if defined(__AVX512F__)
+inline constexpr std::size_t vector_bytes = 64;
+#elif defined(__AVX__)
+inline constexpr std::size_t vector_bytes = 32;
+#else
+inline constexpr std::size_t vector_bytes = 16;
+#endif
+
+template <class T>
+struct vec_of;
+template <>
+struct vec_of<float> {
+  typedef float type __attribute__((vector_size(vector_bytes)));
+  typedef std::int32_t int_type __attribute__((vector_size(vector_bytes)));
+};
+template <>
+struct vec_of<double> {
+  typedef double type __attribute__((vector_size(vector_bytes)));
+  typedef std::int64_t int_type __attribute__((vector_size(vector_bytes)));
+};
+
+/// The vector of T of the target's natural width.
+template <class T>
+using vec = typename vec_of<T>::type;
+
+/// Number of T in a vec<T>.
+template <class T>
+inline constexpr std::size_t lanes = vector_bytes / sizeof(T);
+
+/// Unaligned load of lanes<T> elements from p.
+template <class T>
+inline vec<T> load(const T* p) noexcept {
+  vec<T> v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+/// Unaligned store of lanes<T> elements to p.
+template <class T>
+inline void store(T* p, vec<T> v) noexcept {
+  std::memcpy(p, &v, sizeof v);
+}
+/// Load of the first n (< lanes<T>) elements from p; the other lanes are 0.
+template <class T>
+inline vec<T> load_partial(const T* p, std::size_t n) noexcept {
+  vec<T> v{};
+  std::memcpy(&v, p, n * sizeof(T));
+  return v;
+}
+/// Store of the first n (< lanes<T>) lanes of v to p.
+template <class T>
+inline void store_partial(T* p, vec<T> v, std::size_t n) noexcept {
+  std::memcpy(p, &v, n * sizeof(T));
+}
+/// Every lane equal to s.
+template <class T>
+inline vec<T> broadcast(T s) noexcept {
+  return vec<T>{} + s;
+}
+/// Lane-wise maximum.
+template <class T>
+inline vec<T> max(vec<T> a, vec<T> b) noexcept {
+  return a > b ? a : b;
+}
+/// Lane-wise minimum.
+template <class T>
+inline vec<T> min(vec<T> a, vec<T> b) noexcept {
+  return a < b ? a : b;
+}
+/// Maximum of the lanes.
+template <class T>
+inline T reduce_max(vec<T> v) noexcept {
+  T m = v[0];
+  for (std::size_t l = 1; l < lanes<T>; ++l) m = v[l] > m ? v[l] : m;
+  return m;
+}
+/// Sum of the lanes, lane 0 first (a fixed order).
+template <class T>
+inline T reduce_sum(vec<T> v) noexcept {
+  T s = v[0];
+  for (std::size_t l = 1; l < lanes<T>; ++l) s += v[l];
+  return s;
+}
+
+/// e^x lane-wise for float, for x <= 88 (softmax arguments are <= 0).
+/// Cody-Waite reduction x = n ln2 + r with |r| <= ln2/2 (ln2 split in a high
+/// and a low part as in Cephes' expf), degree-6 Taylor polynomial of e^r
+/// (truncation error < 2e-7 relative, about 1-2 ulp), times 2^n built from the
+/// exponent bits. Inputs below -87.33 give the smallest normal float (~1.2e-38)
+/// instead of a denormal or 0; this is below float resolution next to the
+/// row maximum's weight of 1.
+inline vec<float> exp(vec<float> x) noexcept {
+  using vf = vec<float>;
+  using vi = typename vec_of<float>::int_type;
+  x = max<float>(x, broadcast(-87.33654f));
+  x = min<float>(x, broadcast(88.0f));
+  constexpr float round_magic = 12582912.0f;  // 1.5 * 2^23: adding it rounds to an integer
+  const vf t = x * 1.44269504088896341f + round_magic;
+  const vf n = t - round_magic;
+  vf r = x - n * 0.693359375f;
+  r = r - n * -2.12194440e-4f;
+  vf p = r * (1.0f / 720.0f) + (1.0f / 120.0f);
+  p = p * r + (1.0f / 24.0f);
+  p = p * r + (1.0f / 6.0f);
+  p = p * r + 0.5f;
+  p = p * r + 1.0f;
+  p = p * r + 1.0f;
+  // t's low mantissa bits hold n (two's complement) above 0x4B400000.
+  const vi ni = std::bit_cast<vi>(t) - 0x4B400000;
+  const vi bits = (ni + 127) << 23;
+  return p * std::bit_cast<vf>(bits);
+}
+
+}  // namespace mha::detail::simd
