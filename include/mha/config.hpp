@@ -12,9 +12,10 @@
 /// message that names the size; pass a caller-owned workspace instead
 /// (`forward(x, out, ws)`, see each module's `workspace` member template).
 /// Define it before including any mha header to change it (e.g. 16384 on a
-/// microcontroller with a small stack).
+/// microcontroller with a small stack). The default, 4 MiB, is half of the
+/// usual 8 MiB main-thread stack.
 #ifndef MHA_STACK_WORKSPACE_LIMIT
-#define MHA_STACK_WORKSPACE_LIMIT (std::size_t{512} * 1024)
+#define MHA_STACK_WORKSPACE_LIMIT (std::size_t{4} * 1024 * 1024)
 #endif
 
 #if defined(NDEBUG)

@@ -25,12 +25,12 @@ class linear {
   using value_type = T;
 
   /// A zero-initialised layer. Throws std::invalid_argument if a size is 0.
-  linear(std::size_t in_features, std::size_t out_features, bool bias = true)
+  linear(std::size_t in_features, std::size_t out_features, bool with_bias = true)
       : weight(check_sizes(in_features, out_features)),
-        bias(bias ? std::vector<std::size_t>{out_features} : std::vector<std::size_t>{0}),
+        bias(with_bias ? std::vector<std::size_t>{out_features} : std::vector<std::size_t>{0}),
         in_features_(in_features),
         out_features_(out_features),
-        has_bias_(bias) {}
+        has_bias_(with_bias) {}
 
   tensor<T> weight;  ///< [out_features][in_features]
   tensor<T> bias;    ///< [out_features], or shape {0} without bias
