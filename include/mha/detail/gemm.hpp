@@ -25,6 +25,11 @@
 
 #include <mha/detail/simd.hpp>
 
+/// Forces inlining of the small kernel pieces, so that a caller whose sizes
+/// are compile-time constants (the fixed-size modules) gets every loop bound,
+/// edge width and partial-vector length folded into the code.
+#define MHA_DETAIL_INLINE __attribute__((always_inline)) inline
+
 namespace mha::detail::gemm {
 
 /// Rows of the register tile (also the query block of the attention).
@@ -45,7 +50,7 @@ inline constexpr std::size_t kc = 128;
 /// vector operation, also at the edges, so that each element's arithmetic is
 /// the same wherever it lies in the matrix.
 template <class T, std::size_t MR, std::size_t NR, bool Partial>
-inline void micro(std::size_t k, const T* a, std::size_t lda, const T* b, std::size_t ldb, T* c,
+MHA_DETAIL_INLINE void micro(std::size_t k, const T* a, std::size_t lda, const T* b, std::size_t ldb, T* c,
                   std::size_t ldc, bool accumulate, std::size_t tail) noexcept {
   using V = simd::vec<T>;
   constexpr std::size_t L = simd::lanes<T>;
@@ -80,24 +85,10 @@ inline void micro(std::size_t k, const T* a, std::size_t lda, const T* b, std::s
     }
 }
 
-/// Calls f.template operator()<R>() for the run-time value r in [1, mr].
-template <class F>
-inline void with_rows(std::size_t r, F&& f) noexcept {
-  switch (r) {
-    case 1: f.template operator()<1>(); break;
-    case 2: f.template operator()<2>(); break;
-    case 3: f.template operator()<3>(); break;
-    case 4: f.template operator()<4>(); break;
-    case 5: f.template operator()<5>(); break;
-    default: f.template operator()<6>(); break;
-  }
-}
-static_assert(mr == 6, "with_rows handles 1..6 rows");
-
 /// The edge tile of a row block: `vectors` (1..nr) vectors, the last one
 /// holding only `tail` columns when `tail` != 0.
 template <class T, std::size_t R, std::size_t NV>
-inline void edge_tile(std::size_t vectors, std::size_t tail, std::size_t k, const T* a,
+MHA_DETAIL_INLINE void edge_tile(std::size_t vectors, std::size_t tail, std::size_t k, const T* a,
                       std::size_t lda, const T* b, std::size_t ldb, T* c, std::size_t ldc,
                       bool accumulate) noexcept {
   if constexpr (NV >= 1) {
@@ -115,7 +106,7 @@ inline void edge_tile(std::size_t vectors, std::size_t tail, std::size_t k, cons
 /// One row block (R <= mr rows) of c (+)= a * b over all n columns: full
 /// tiles of nr vectors, then one narrower (possibly partial) edge tile.
 template <class T, std::size_t R>
-inline void row_block(std::size_t n, std::size_t k, const T* a, std::size_t lda, const T* b,
+MHA_DETAIL_INLINE void row_block(std::size_t n, std::size_t k, const T* a, std::size_t lda, const T* b,
                       std::size_t ldb, T* c, std::size_t ldc, bool accumulate) noexcept {
   constexpr std::size_t L = simd::lanes<T>;
   std::size_t j = 0;
@@ -128,16 +119,31 @@ inline void row_block(std::size_t n, std::size_t k, const T* a, std::size_t lda,
   }
 }
 
+/// row_block<T, R> for the run-time row count r in [1, mr].
+template <class T>
+MHA_DETAIL_INLINE void any_row_block(std::size_t r, std::size_t n, std::size_t k, const T* a,
+                                     std::size_t lda, const T* b, std::size_t ldb, T* c,
+                                     std::size_t ldc, bool accumulate) noexcept {
+  static_assert(mr == 6, "any_row_block handles 1..6 rows");
+  switch (r) {
+    case 1: row_block<T, 1>(n, k, a, lda, b, ldb, c, ldc, accumulate); break;
+    case 2: row_block<T, 2>(n, k, a, lda, b, ldb, c, ldc, accumulate); break;
+    case 3: row_block<T, 3>(n, k, a, lda, b, ldb, c, ldc, accumulate); break;
+    case 4: row_block<T, 4>(n, k, a, lda, b, ldb, c, ldc, accumulate); break;
+    case 5: row_block<T, 5>(n, k, a, lda, b, ldb, c, ldc, accumulate); break;
+    default: row_block<T, 6>(n, k, a, lda, b, ldb, c, ldc, accumulate); break;
+  }
+}
+
 /// c[m][n] (+)= sum_p a[m][p] * b[p][n]: A [M][K] (row stride lda), B [K][N]
 /// (row stride ldb), C [M][N] (row stride ldc), all row-major, no packing.
 template <class T>
-inline void gemm_ab(std::size_t m, std::size_t n, std::size_t k, const T* a, std::size_t lda,
-                    const T* b, std::size_t ldb, T* c, std::size_t ldc, bool accumulate) noexcept {
+MHA_DETAIL_INLINE void gemm_ab(std::size_t m, std::size_t n, std::size_t k, const T* a,
+                               std::size_t lda, const T* b, std::size_t ldb, T* c,
+                               std::size_t ldc, bool accumulate) noexcept {
   for (std::size_t i = 0; i < m; i += mr) {
     const std::size_t rows = m - i < mr ? m - i : mr;
-    with_rows(rows, [&]<std::size_t R>() {
-      row_block<T, R>(n, k, a + i * lda, lda, b, ldb, c + i * ldc, ldc, accumulate);
-    });
+    any_row_block<T>(rows, n, k, a + i * lda, lda, b, ldb, c + i * ldc, ldc, accumulate);
   }
 }
 
@@ -146,17 +152,24 @@ inline void gemm_ab(std::size_t m, std::size_t n, std::size_t k, const T* a, std
 /// row strides lda, lds), e.g. x * W^T of a linear layer (A = x, SRC = W) or
 /// its transpose W * x^T (A = W, SRC = x). The sum is complete before a bias
 /// is added; bias_col / bias_row may be nullptr. Panels of SRC^T (kc x nc)
-/// are packed on the stack (kc * nc * sizeof(T) bytes).
-template <class T>
-inline void gemm_abt(std::size_t m, std::size_t n, std::size_t k, const T* a, std::size_t lda,
-                     const T* src, std::size_t lds, T* c, std::size_t ldc, const T* bias_col,
-                     const T* bias_row) noexcept {
+/// are packed on the stack (at most kc * nc * sizeof(T) bytes; less when K
+/// is a compile-time constant below kc).
+template <class T, class K>
+MHA_DETAIL_INLINE void gemm_abt(std::size_t m, std::size_t n, K k, const T* a, std::size_t lda,
+                                const T* src, std::size_t lds, T* c, std::size_t ldc,
+                                const T* bias_col, const T* bias_row) noexcept {
   constexpr std::size_t NC = nc<T>;
-  alignas(simd::vector_bytes) T panel[kc * NC];
+  constexpr std::size_t panel_k = [] {
+    if constexpr (requires { K::value; })
+      return K::value < kc ? K::value : kc;
+    else
+      return kc;
+  }();
+  alignas(simd::vector_bytes) T panel[panel_k * NC];
   for (std::size_t j0 = 0; j0 < n; j0 += NC) {
     const std::size_t nb = n - j0 < NC ? n - j0 : NC;
-    for (std::size_t p0 = 0; p0 < k; p0 += kc) {
-      const std::size_t kb = k - p0 < kc ? k - p0 : kc;
+    for (std::size_t p0 = 0; p0 < k; p0 += panel_k) {
+      const std::size_t kb = k - p0 < panel_k ? k - p0 : panel_k;
       for (std::size_t j = 0; j < nb; ++j) {
         const T* s = src + (j0 + j) * lds + p0;
         for (std::size_t p = 0; p < kb; ++p) panel[p * NC + j] = s[p];
@@ -164,10 +177,8 @@ inline void gemm_abt(std::size_t m, std::size_t n, std::size_t k, const T* a, st
       const bool accumulate = p0 > 0;
       for (std::size_t i = 0; i < m; i += mr) {
         const std::size_t rows = m - i < mr ? m - i : mr;
-        with_rows(rows, [&]<std::size_t R>() {
-          row_block<T, R>(nb, kb, a + i * lda + p0, lda, panel, NC, c + i * ldc + j0, ldc,
-                          accumulate);
-        });
+        any_row_block<T>(rows, nb, kb, a + i * lda + p0, lda, panel, NC, c + i * ldc + j0, ldc,
+                         accumulate);
       }
     }
   }

@@ -162,40 +162,43 @@ constexpr std::size_t row_stride_of(const View& v) noexcept {
 /// maximum, exponentiate, divide by the sum. For float the exponential is
 /// simd::exp and the sum is taken lane-wise then across lanes, in a fixed order.
 template <class T>
-inline void softmax_causal_row(T* s, std::size_t len, std::size_t width, T divisor,
+MHA_DETAIL_INLINE void softmax_causal_row(T* s, std::size_t len, std::size_t width, T divisor,
                                const dropout_state<T>& drop, std::size_t b, std::size_t head,
                                std::size_t i) noexcept {
   T row_max = -std::numeric_limits<T>::infinity();
   T sum = T(0);
   if constexpr (std::is_same_v<T, float>) {
+    // whole vectors, then one partly loaded vector for the last len % L keys
     using V = simd::vec<T>;
     constexpr std::size_t L = simd::lanes<T>;
     const std::size_t full = len / L * L;
+    const std::size_t tail = len - full;
     V vmax = simd::broadcast(row_max);
     for (std::size_t j = 0; j < full; j += L) {
       const V v = simd::load(s + j) / divisor;
       simd::store(s + j, v);
       vmax = simd::max<T>(vmax, v);
     }
-    row_max = simd::reduce_max<T>(vmax);
-    for (std::size_t j = full; j < len; ++j) {
-      s[j] = s[j] / divisor;
-      row_max = s[j] > row_max ? s[j] : row_max;
+    if (tail != 0) {
+      const V v = simd::load_partial(s + full, tail, row_max) / divisor;  // padding: -inf
+      simd::store_partial(s + full, v, tail);
+      vmax = simd::max<T>(vmax, v);
     }
+    row_max = simd::reduce_max<T>(vmax);
     V vsum{};
     for (std::size_t j = 0; j < full; j += L) {
       const V e = simd::exp(simd::load(s + j) - row_max);
       simd::store(s + j, e);
       vsum += e;
     }
-    sum = simd::reduce_sum<T>(vsum);
-    for (std::size_t j = full; j < len; ++j) {
-      const T e = simd::exp(simd::broadcast(s[j] - row_max))[0];
-      s[j] = e;
-      sum += e;
+    if (tail != 0) {
+      const V e = simd::keep_first<T>(simd::exp(simd::load_partial(s + full, tail) - row_max), tail);
+      simd::store_partial(s + full, e, tail);
+      vsum += e;
     }
+    sum = simd::reduce_sum<T>(vsum);
     for (std::size_t j = 0; j < full; j += L) simd::store(s + j, simd::load(s + j) / sum);
-    for (std::size_t j = full; j < len; ++j) s[j] = s[j] / sum;
+    if (tail != 0) simd::store_partial(s + full, simd::load_partial(s + full, tail) / sum, tail);
   } else {
     for (std::size_t j = 0; j < len; ++j) {
       s[j] = s[j] / divisor;

@@ -29,11 +29,13 @@ template <>
 struct vec_of<float> {
   typedef float type __attribute__((vector_size(vector_bytes)));
   typedef std::int32_t int_type __attribute__((vector_size(vector_bytes)));
+  using int_elem = std::int32_t;
 };
 template <>
 struct vec_of<double> {
   typedef double type __attribute__((vector_size(vector_bytes)));
   typedef std::int64_t int_type __attribute__((vector_size(vector_bytes)));
+  using int_elem = std::int64_t;
 };
 
 /// The vector of T of the target's natural width.
@@ -46,56 +48,77 @@ inline constexpr std::size_t lanes = vector_bytes / sizeof(T);
 
 /// Unaligned load of lanes<T> elements from p.
 template <class T>
-inline vec<T> load(const T* p) noexcept {
+__attribute__((always_inline)) inline vec<T> load(const T* p) noexcept {
   vec<T> v;
   std::memcpy(&v, p, sizeof v);
   return v;
 }
 /// Unaligned store of lanes<T> elements to p.
 template <class T>
-inline void store(T* p, vec<T> v) noexcept {
+__attribute__((always_inline)) inline void store(T* p, vec<T> v) noexcept {
   std::memcpy(p, &v, sizeof v);
 }
 /// Load of the first n (< lanes<T>) elements from p; the other lanes are 0.
 template <class T>
-inline vec<T> load_partial(const T* p, std::size_t n) noexcept {
+__attribute__((always_inline)) inline vec<T> load_partial(const T* p, std::size_t n) noexcept {
   vec<T> v{};
   std::memcpy(&v, p, n * sizeof(T));
   return v;
 }
+/// Load of the first n (< lanes<T>) elements from p; the other lanes hold `fill`.
+template <class T>
+__attribute__((always_inline)) inline vec<T> load_partial(const T* p, std::size_t n, T fill) noexcept {
+  vec<T> v = vec<T>{} + fill;
+  std::memcpy(&v, p, n * sizeof(T));
+  return v;
+}
+/// v with the lanes from n on set to 0.
+template <class T>
+__attribute__((always_inline)) inline vec<T> keep_first(vec<T> v, std::size_t n) noexcept {
+  using I = typename vec_of<T>::int_type;
+  I index{};
+  using E = typename vec_of<T>::int_elem;
+  for (std::size_t l = 0; l < lanes<T>; ++l) index[l] = static_cast<E>(l);
+  return index < static_cast<E>(n) ? v : vec<T>{};
+}
 /// Store of the first n (< lanes<T>) lanes of v to p.
 template <class T>
-inline void store_partial(T* p, vec<T> v, std::size_t n) noexcept {
+__attribute__((always_inline)) inline void store_partial(T* p, vec<T> v, std::size_t n) noexcept {
   std::memcpy(p, &v, n * sizeof(T));
 }
 /// Every lane equal to s.
 template <class T>
-inline vec<T> broadcast(T s) noexcept {
+__attribute__((always_inline)) inline vec<T> broadcast(T s) noexcept {
   return vec<T>{} + s;
 }
 /// Lane-wise maximum.
 template <class T>
-inline vec<T> max(vec<T> a, vec<T> b) noexcept {
+__attribute__((always_inline)) inline vec<T> max(vec<T> a, vec<T> b) noexcept {
   return a > b ? a : b;
 }
 /// Lane-wise minimum.
 template <class T>
-inline vec<T> min(vec<T> a, vec<T> b) noexcept {
+__attribute__((always_inline)) inline vec<T> min(vec<T> a, vec<T> b) noexcept {
   return a < b ? a : b;
 }
-/// Maximum of the lanes.
+/// Maximum of the lanes (pairwise tree: lanes l and l + w for w = L/2, L/4, ..., 1).
 template <class T>
-inline T reduce_max(vec<T> v) noexcept {
-  T m = v[0];
-  for (std::size_t l = 1; l < lanes<T>; ++l) m = v[l] > m ? v[l] : m;
-  return m;
+__attribute__((always_inline)) inline T reduce_max(vec<T> v) noexcept {
+  T buf[lanes<T>];
+  std::memcpy(buf, &v, sizeof v);
+  for (std::size_t w = lanes<T> / 2; w >= 1; w /= 2)
+    for (std::size_t l = 0; l < w; ++l) buf[l] = buf[l + w] > buf[l] ? buf[l + w] : buf[l];
+  return buf[0];
 }
-/// Sum of the lanes, lane 0 first (a fixed order).
+/// Sum of the lanes in a fixed order (pairwise tree: lane l plus lane l + w
+/// for w = L/2, L/4, ..., 1).
 template <class T>
-inline T reduce_sum(vec<T> v) noexcept {
-  T s = v[0];
-  for (std::size_t l = 1; l < lanes<T>; ++l) s += v[l];
-  return s;
+__attribute__((always_inline)) inline T reduce_sum(vec<T> v) noexcept {
+  T buf[lanes<T>];
+  std::memcpy(buf, &v, sizeof v);
+  for (std::size_t w = lanes<T> / 2; w >= 1; w /= 2)
+    for (std::size_t l = 0; l < w; ++l) buf[l] = buf[l] + buf[l + w];
+  return buf[0];
 }
 
 /// e^x lane-wise for float, for x <= 88 (softmax arguments are <= 0).
@@ -105,7 +128,7 @@ inline T reduce_sum(vec<T> v) noexcept {
 /// exponent bits. Inputs below -87.33 give the smallest normal float (~1.2e-38)
 /// instead of a denormal or 0; this is below float resolution next to the
 /// row maximum's weight of 1.
-inline vec<float> exp(vec<float> x) noexcept {
+__attribute__((always_inline)) inline vec<float> exp(vec<float> x) noexcept {
   using vf = vec<float>;
   using vi = typename vec_of<float>::int_type;
   x = max<float>(x, broadcast(-87.33654f));
