@@ -171,6 +171,19 @@ MHA_DETAIL_INLINE void softmax_causal_row(T* s, std::size_t len, std::size_t wid
     // whole vectors, then one partly loaded vector for the last len % L keys
     using V = simd::vec<T>;
     constexpr std::size_t L = simd::lanes<T>;
+    if (len <= L) {
+      // one (partly loaded) vector kept in registers; the same values as the
+      // general loop below would give for this row
+      const V v = simd::load_partial(s, len, row_max) / divisor;  // padding: -inf
+      row_max = simd::reduce_max<T>(v);
+      const V e = simd::keep_first<T>(simd::exp(v - row_max), len);
+      sum = simd::reduce_sum<T>(e);
+      simd::store_partial(s, e / sum, len);
+      if (drop.active)
+        for (std::size_t j = 0; j < len; ++j) s[j] = drop.keep(b, head, i, j) ? s[j] * drop.scale : T(0);
+      for (std::size_t j = len; j < width; ++j) s[j] = T(0);
+      return;
+    }
     const std::size_t full = len / L * L;
     const std::size_t tail = len - full;
     V vmax = simd::broadcast(row_max);

@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <utility>
 
 namespace mha::detail::simd {
 
@@ -58,14 +59,14 @@ template <class T>
 __attribute__((always_inline)) inline void store(T* p, vec<T> v) noexcept {
   std::memcpy(p, &v, sizeof v);
 }
-/// Load of the first n (< lanes<T>) elements from p; the other lanes are 0.
+/// Load of the first n (<= lanes<T>) elements from p; the other lanes are 0.
 template <class T>
 __attribute__((always_inline)) inline vec<T> load_partial(const T* p, std::size_t n) noexcept {
   vec<T> v{};
   std::memcpy(&v, p, n * sizeof(T));
   return v;
 }
-/// Load of the first n (< lanes<T>) elements from p; the other lanes hold `fill`.
+/// Load of the first n (<= lanes<T>) elements from p; the other lanes hold `fill`.
 template <class T>
 __attribute__((always_inline)) inline vec<T> load_partial(const T* p, std::size_t n, T fill) noexcept {
   vec<T> v = vec<T>{} + fill;
@@ -81,7 +82,7 @@ __attribute__((always_inline)) inline vec<T> keep_first(vec<T> v, std::size_t n)
   for (std::size_t l = 0; l < lanes<T>; ++l) index[l] = static_cast<E>(l);
   return index < static_cast<E>(n) ? v : vec<T>{};
 }
-/// Store of the first n (< lanes<T>) lanes of v to p.
+/// Store of the first n (<= lanes<T>) lanes of v to p.
 template <class T>
 __attribute__((always_inline)) inline void store_partial(T* p, vec<T> v, std::size_t n) noexcept {
   std::memcpy(p, &v, n * sizeof(T));
@@ -101,24 +102,31 @@ template <class T>
 __attribute__((always_inline)) inline vec<T> min(vec<T> a, vec<T> b) noexcept {
   return a < b ? a : b;
 }
-/// Maximum of the lanes (pairwise tree: lanes l and l + w for w = L/2, L/4, ..., 1).
+/// Lane l of the result is lane (l + W) mod lanes of v.
+template <std::size_t W, class T, std::size_t... I>
+__attribute__((always_inline)) inline vec<T> rotate(vec<T> v, std::index_sequence<I...>) noexcept {
+  return __builtin_shufflevector(v, v, ((I + W) % sizeof...(I))...);
+}
+/// Pairwise tree over the lanes: lane l combined with lane l + w for
+/// w = L/2, L/4, ..., 1 (a fixed order), result in lane 0.
+template <std::size_t W, class T, class Op>
+__attribute__((always_inline)) inline T tree_reduce(vec<T> v, Op op) noexcept {
+  if constexpr (W == 0) {
+    return v[0];
+  } else {
+    v = op(v, rotate<W, T>(v, std::make_index_sequence<lanes<T>>{}));
+    return tree_reduce<W / 2, T>(v, op);
+  }
+}
+/// Maximum of the lanes.
 template <class T>
 __attribute__((always_inline)) inline T reduce_max(vec<T> v) noexcept {
-  T buf[lanes<T>];
-  std::memcpy(buf, &v, sizeof v);
-  for (std::size_t w = lanes<T> / 2; w >= 1; w /= 2)
-    for (std::size_t l = 0; l < w; ++l) buf[l] = buf[l + w] > buf[l] ? buf[l + w] : buf[l];
-  return buf[0];
+  return tree_reduce<lanes<T> / 2, T>(v, [](vec<T> a, vec<T> b) { return a > b ? a : b; });
 }
-/// Sum of the lanes in a fixed order (pairwise tree: lane l plus lane l + w
-/// for w = L/2, L/4, ..., 1).
+/// Sum of the lanes in a fixed order (pairwise tree, see tree_reduce).
 template <class T>
 __attribute__((always_inline)) inline T reduce_sum(vec<T> v) noexcept {
-  T buf[lanes<T>];
-  std::memcpy(buf, &v, sizeof v);
-  for (std::size_t w = lanes<T> / 2; w >= 1; w /= 2)
-    for (std::size_t l = 0; l < w; ++l) buf[l] = buf[l] + buf[l + w];
-  return buf[0];
+  return tree_reduce<lanes<T> / 2, T>(v, [](vec<T> a, vec<T> b) { return a + b; });
 }
 
 /// e^x lane-wise for float, for x <= 88 (softmax arguments are <= 0).
