@@ -237,12 +237,32 @@ int main(int argc, char** argv) {
 #else
   benchmark::AddCustomContext("libtorch", "not found (skipped)");
 #endif
-  benchmark::AddCustomContext("compiler", __VERSION__);
+  {
+    std::FILE* f = std::fopen("/proc/cpuinfo", "r");
+    char line[512];
+    while (f != nullptr && std::fgets(line, sizeof line, f) != nullptr) {
+      const std::string l(line);
+      if (l.rfind("model name", 0) == 0 && l.find(':') != std::string::npos) {
+        std::string model = l.substr(l.find(':') + 2);
+        if (!model.empty() && model.back() == '\n') model.pop_back();
+        benchmark::AddCustomContext("cpu_model", model);
+        break;
+      }
+    }
+    if (f != nullptr) std::fclose(f);
+  }
+#if defined(__clang__)
+  benchmark::AddCustomContext("compiler", std::string("clang++ ") + __clang_version__);
+#elif defined(__GNUC__)
+  benchmark::AddCustomContext("compiler", std::string("g++ ") + __VERSION__);
+#endif
   benchmark::AddCustomContext("compiler_flags", MHA_BENCH_FLAGS);
   benchmark::AddCustomContext("eigen", std::to_string(EIGEN_WORLD_VERSION) + "." +
                                            std::to_string(EIGEN_MAJOR_VERSION) + "." +
                                            std::to_string(EIGEN_MINOR_VERSION));
   benchmark::AddCustomContext("mha_vector_bytes", std::to_string(mha::detail::simd::vector_bytes));
+  benchmark::AddCustomContext("mha_tile", std::to_string(mha::detail::gemm::mr) + "x" +
+                                              std::to_string(mha::detail::gemm::nc<float>));
 
   benchmark::RegisterBenchmark("BM_peak_fma", bench::peak_fma<16>)
       ->Repetitions(5)

@@ -35,7 +35,9 @@ using size_c = std::integral_constant<std::size_t, N>;
 /// x: [rows][in] row-major, weight: [out][in] (PyTorch layout), bias: [out] or
 /// nullptr, y: [rows][out] row-major. The dot product runs over i in
 /// increasing order, then the bias is added. At run time the products are
-/// register-tiled (gemm::gemm_abt, same order of every sum, same values).
+/// register-tiled (gemm::gemm_abt: the same order of every sum; values can
+/// differ from the constexpr loop only where the target fuses multiply-adds).
+/// Stack use at run time: one packed panel (gemm::kc x gemm::nc<T> elements).
 template <class T, class Rows, class In, class Out>
 constexpr void linear_rows(const T* x, Rows rows, In in, const T* weight, const T* bias, Out out,
                            T* y) noexcept {
