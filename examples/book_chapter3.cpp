@@ -7,7 +7,18 @@
 // (3.6.2), their shapes, then the mha::dynamic twin's largest difference on the
 // same weights, and facts the compiler computed (head_dim, head offsets, the
 // GPT-2 parameter count of Exercise 3.3, one row evaluated at compile time).
+//
+// Usage: book_chapter3 [--weights FILE]
+//   --weights FILE  load the MultiHeadAttention (3.6.2) weights from a
+//                   safetensors file in the book's naming (W_query.weight, ...,
+//                   out_proj.bias; e.g. torch's save_file(model.state_dict()) of
+//                   MultiHeadAttention(3, 2, 6, 0.0, num_heads=2)) instead of the
+//                   built-in seed-123 weights. A bad file prints the loader's
+//                   error and exits with status 1.
 #include <mha/mha.hpp>
+#if defined(MHA_EXAMPLES_HAVE_IO)
+#include <mha/io/safetensors.hpp>
+#endif
 
 #include <algorithm>
 #include <cmath>
@@ -98,7 +109,22 @@ constexpr mha::multi_head_attention<float, 3, 2, 6, 2> make_multi_head_attention
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  const char* weights_file = nullptr;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--weights") == 0 && i + 1 < argc) {
+      weights_file = argv[++i];
+    } else {
+      std::fprintf(stderr, "usage: %s [--weights FILE.safetensors]\n", argv[0]);
+      return 2;
+    }
+  }
+#if !defined(MHA_EXAMPLES_HAVE_IO)
+  if (weights_file != nullptr) {
+    std::fprintf(stderr, "--weights needs the build with mha::io (MHA_WITH_IO=ON)\n");
+    return 2;
+  }
+#endif
   const auto& batch = mha_book::batch;  // [2][6][3]: "Your journey starts with one step", twice
   std::printf("batch.shape: torch.Size([2, 6, 3])\n\n");
 
@@ -121,7 +147,18 @@ int main() {
   print_shape(ex32_out);
 
   std::printf("# 3.6.2 MultiHeadAttention with weight splits (d_out=2, num_heads=2)\n");
-  const auto mha_model = make_multi_head_attention();
+  auto mha_model = make_multi_head_attention();
+#if defined(MHA_EXAMPLES_HAVE_IO)
+  if (weights_file != nullptr) {
+    try {
+      mha::io::load_safetensors(weights_file, mha_model, mha::io::checkpoint_format::book);
+    } catch (const mha::io::load_error& e) {
+      std::fprintf(stderr, "%s\n", e.what());
+      return 1;
+    }
+    std::printf("# (weights loaded from %s)\n", weights_file);
+  }
+#endif
   const auto mha_out = mha_model(batch);
   print_tensor(mha_out);
   print_shape(mha_out);

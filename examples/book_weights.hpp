@@ -4,6 +4,9 @@
 // Weights use PyTorch's nn.Linear layout [out_features][in_features].
 #pragma once
 
+#include <mha/causal_attention.hpp>
+#include <mha/multi_head_attention.hpp>
+#include <mha/multi_head_attention_wrapper.hpp>
 #include <mha/tensor.hpp>
 
 namespace mha_book {
@@ -160,5 +163,23 @@ inline constexpr mha::tensor<float, 2, 6, 2> mha_expected{{
     0.3190183f, 0.4857629f, 0.294346f, 0.38967627f, 0.28557467f, 0.3592777f,
     0.26926368f, 0.38732666f, 0.26387054f, 0.3927957f, 0.2574736f, 0.40278262f
 }};
+
+// The four models with these weights, ready to use (constexpr, static storage).
+inline constexpr mha::causal_attention<float, 3, 2, 6> causal_attention_model{
+    {causal_attention_w_query}, {causal_attention_w_key}, {causal_attention_w_value}, 0.0f};
+inline constexpr mha::multi_head_attention_wrapper<float, 3, 2, 6, 2> wrapper_model = [] {
+  using T = mha::multi_head_attention_wrapper<float, 3, 2, 6, 2>;
+  return T{decltype(T::heads){
+        T::head_type{{wrapper_head0_w_query}, {wrapper_head0_w_key}, {wrapper_head0_w_value}, 0.0f},
+        T::head_type{{wrapper_head1_w_query}, {wrapper_head1_w_key}, {wrapper_head1_w_value}, 0.0f}}};
+}();
+inline constexpr mha::multi_head_attention_wrapper<float, 3, 1, 6, 2> exercise_3_2_model = [] {
+  using T = mha::multi_head_attention_wrapper<float, 3, 1, 6, 2>;
+  return T{decltype(T::heads){
+        T::head_type{{exercise_3_2_head0_w_query}, {exercise_3_2_head0_w_key}, {exercise_3_2_head0_w_value}, 0.0f},
+        T::head_type{{exercise_3_2_head1_w_query}, {exercise_3_2_head1_w_key}, {exercise_3_2_head1_w_value}, 0.0f}}};
+}();
+inline constexpr mha::multi_head_attention<float, 3, 2, 6, 2> mha_model{
+    {mha_w_query}, {mha_w_key}, {mha_w_value}, {mha_out_proj_weight, mha_out_proj_bias}, 0.0f};
 
 }  // namespace mha_book

@@ -10,6 +10,7 @@
 #include <mha/block_view.hpp>
 #include <mha/causal_attention.hpp>
 #include <mha/config.hpp>
+#include <mha/fused_multi_head_attention.hpp>
 #include <mha/linear.hpp>
 #include <mha/multi_head_attention.hpp>
 #include <mha/multi_head_attention_wrapper.hpp>

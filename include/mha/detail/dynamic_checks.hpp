@@ -21,18 +21,19 @@ template <class T>
 dynamic_input_shape check_dynamic_input(const char* api, const dynamic::tensor<T>& x,
                                         std::size_t d_in, std::size_t context_length) {
   const auto& s = x.shape();
-  const std::string where = std::string(api) + "::forward: input " + dynamic::shape_string(s);
+  // built only on the error path: a valid call allocates nothing
+  const auto where = [&] { return std::string(api) + "::forward: input " + dynamic::shape_string(s); };
   if (s.size() != 2 && s.size() != 3)
-    throw std::invalid_argument(where + " has rank " + std::to_string(s.size()) +
+    throw std::invalid_argument(where() + " has rank " + std::to_string(s.size()) +
                                 ", expected rank 3 [batch][tokens][d_in] or 2 [tokens][d_in]");
   if (s.back() != d_in)
-    throw std::invalid_argument(where + " has last extent " + std::to_string(s.back()) +
+    throw std::invalid_argument(where() + " has last extent " + std::to_string(s.back()) +
                                 ", expected d_in = " + std::to_string(d_in));
   const std::size_t batch = s.size() == 3 ? s[0] : 1;
   const std::size_t tokens = s[s.size() - 2];
-  if (batch == 0) throw std::invalid_argument(where + " has batch size 0");
+  if (batch == 0) throw std::invalid_argument(where() + " has batch size 0");
   if (tokens == 0 || tokens > context_length)
-    throw std::invalid_argument(where + " has " + std::to_string(tokens) +
+    throw std::invalid_argument(where() + " has " + std::to_string(tokens) +
                                 " tokens, expected 1 <= tokens <= context_length = " +
                                 std::to_string(context_length));
   return {batch, tokens};
@@ -42,12 +43,16 @@ dynamic_input_shape check_dynamic_input(const char* api, const dynamic::tensor<T
 template <class T>
 void check_dynamic_output(const char* api, const dynamic::tensor<T>& x,
                           const dynamic::tensor<T>& out, std::size_t width) {
-  auto expected = x.shape();
+  const auto& xs = x.shape();
+  const auto& os = out.shape();
+  bool ok = os.size() == xs.size() && os.back() == width;
+  for (std::size_t d = 0; ok && d + 1 < xs.size(); ++d) ok = os[d] == xs[d];
+  if (ok) return;  // no allocation on the valid path
+  auto expected = xs;
   expected.back() = width;
-  if (out.shape() != expected)
-    throw std::invalid_argument(std::string(api) + "::forward: output is " +
-                                dynamic::shape_string(out.shape()) + ", expected " +
-                                dynamic::shape_string(expected));
+  throw std::invalid_argument(std::string(api) + "::forward: output is " +
+                              dynamic::shape_string(out.shape()) + ", expected " +
+                              dynamic::shape_string(expected));
 }
 
 /// Checks a dropout probability is in [0, 1] (std::invalid_argument).

@@ -70,11 +70,12 @@ class linear {
   /// Throws std::invalid_argument if weight or bias no longer have the shapes
   /// implied by the constructor's sizes.
   void check_parameters() const {
-    if (weight.shape() != std::vector<std::size_t>{out_features_, in_features_})
+    const auto& ws = weight.shape();  // compared in place: no allocation on the valid path
+    if (ws.size() != 2 || ws[0] != out_features_ || ws[1] != in_features_)
       throw std::invalid_argument("mha::dynamic::linear: weight is " + shape_string(weight.shape()) +
                                   ", expected [" + std::to_string(out_features_) + "][" +
                                   std::to_string(in_features_) + "]");
-    if (has_bias_ && bias.shape() != std::vector<std::size_t>{out_features_})
+    if (has_bias_ && (bias.shape().size() != 1 || bias.shape()[0] != out_features_))
       throw std::invalid_argument("mha::dynamic::linear: bias is " + shape_string(bias.shape()) +
                                   ", expected [" + std::to_string(out_features_) + "]");
   }

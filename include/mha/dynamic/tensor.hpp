@@ -96,7 +96,13 @@ class tensor {
 /// "[2][6][3]" for error messages.
 inline std::string shape_string(const std::vector<std::size_t>& shape) {
   std::string s;
-  for (const std::size_t e : shape) s += "[" + std::to_string(e) + "]";
+  for (const std::size_t e : shape) {
+    // appended piecewise: `"[" + std::to_string(e)` trips g++ 12's false
+    // -Wrestrict at -O2/-O3 (GCC bug 105329)
+    s += '[';
+    s += std::to_string(e);
+    s += ']';
+  }
   return s;
 }
 

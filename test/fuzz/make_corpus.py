@@ -1,0 +1,46 @@
+#!/usr/bin/env python3
+"""Write the seed corpus of fuzz_safetensors (test/fuzz/corpus/) from the
+PyTorch-written files in test/data/safetensors/ plus a few malformed ones.
+Standard library only:  python3 test/fuzz/make_corpus.py
+Each seed is one selector byte (model/format, see fuzz_safetensors.cpp) + a file."""
+import os
+import struct
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DATA = os.path.join(HERE, "..", "data", "safetensors")
+OUT = os.path.join(HERE, "corpus")
+
+SEEDS = [  # (selector, file)
+    (0, "book_mha_f32"), (0, "book_mha_f16"), (0, "book_mha_bf16"), (1, "book_wrapper_bias_f32"),
+    (2, "book_ca_f32"), (3, "torch_mha_f32"), (4, "torch_mha_bf16"), (5, "gpt2_f16"),
+    (6, "gpt2_f32"), (7, "book_mha_f32"), (8, "book_mha_f64"), (9, "book_mha_nobias_f32"),
+    (0x40 | 5, "gpt2_f16"), (0x80, "book_mha_bf16"),
+]
+
+
+def main():
+    os.makedirs(OUT, exist_ok=True)
+    for f in os.listdir(OUT):
+        os.remove(os.path.join(OUT, f))
+    for sel, name in SEEDS:
+        with open(os.path.join(DATA, name + ".safetensors"), "rb") as f:
+            raw = f.read()
+        with open(os.path.join(OUT, f"{sel:02x}_{name}"), "wb") as f:
+            f.write(bytes([sel]) + raw)
+    small = {
+        "empty": b"",
+        "short": b"\x05\x00\x00",
+        "huge_len": struct.pack("<Q", 1 << 62) + b"{}",
+        "not_object": struct.pack("<Q", 2) + b"[]",
+        "dup": (lambda h: struct.pack("<Q", len(h)) + h + b"\0" * 4)(
+            b'{"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},'
+            b'"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}}'),
+    }
+    for name, raw in small.items():
+        with open(os.path.join(OUT, "00_" + name), "wb") as f:
+            f.write(b"\x00" + raw)
+    print(f"wrote {len(os.listdir(OUT))} seeds to {os.path.relpath(OUT)}")
+
+
+if __name__ == "__main__":
+    main()

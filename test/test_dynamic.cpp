@@ -1,0 +1,197 @@
+// test_dynamic.cpp -- mha::dynamic's run-time shape errors (issue 2, section 1):
+// std::invalid_argument whose message names the sizes involved, for d_out not
+// divisible by num_heads, num_heads 0, wrong input rank, wrong d_in, 0 tokens,
+// more tokens than context_length; tensor index errors; a linear whose weight
+// was replaced by one of the wrong shape. Plus the basics of dynamic::tensor.
+#include <catch2/catch.hpp>
+
+#include <cstddef>
+#include <stdexcept>
+#include <vector>
+
+#include <mha/mha.hpp>
+
+using Catch::Matchers::Contains;
+using mha::dynamic::tensor;
+
+namespace {
+
+/// Runs each module's forward(x) (and forward(x, out, ws)) on the same bad
+/// input and requires std::invalid_argument containing every fragment.
+template <class Module>
+void require_input_error(const Module& m, const tensor<float>& x,
+                         const std::vector<std::string>& fragments) {
+  for (int overload = 0; overload < 3; ++overload) {
+    INFO("overload " << overload);
+    try {
+      if (overload == 0) {
+        (void)m.forward(x);
+      } else if (overload == 1) {
+        (void)m.forward_training(x, 1);
+      } else {
+        tensor<float> out({1, 1, 1});
+        mha::dynamic::workspace<float> ws;
+        m.forward(x, out, ws);
+      }
+      FAIL("no exception thrown");
+    } catch (const std::invalid_argument& e) {
+      const std::string what = e.what();
+      INFO("message: " << what);
+      for (const auto& f : fragments) CHECK_THAT(what, Contains(f));
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("dynamic::tensor basics and index errors", "[dynamic]") {
+  tensor<float> x({2, 6, 3});
+  REQUIRE(x.shape() == std::vector<std::size_t>{2, 6, 3});
+  REQUIRE(x.rank() == 3);
+  REQUIRE(x.size() == 36);
+  for (const float v : x) REQUIRE(v == 0.0f);
+  x(1, 5, 2) = 7.0f;
+  REQUIRE(x.data()[35] == 7.0f);
+  REQUIRE(x(1, 5, 2) == 7.0f);
+
+  REQUIRE_THROWS_AS(x(0, 0), std::invalid_argument);
+  REQUIRE_THROWS_WITH(x(0, 0), Contains("2 indices") && Contains("rank 3"));
+  REQUIRE_THROWS_AS(x(0, 0, 0, 0), std::invalid_argument);
+  REQUIRE_THROWS_AS(x(2, 0, 0), std::out_of_range);
+  REQUIRE_THROWS_WITH(x(2, 0, 0), Contains("index 2") && Contains("dimension 0") &&
+                                      Contains("extent 2"));
+  REQUIRE_THROWS_WITH(x(0, 6, 0), Contains("index 6") && Contains("dimension 1") &&
+                                      Contains("extent 6"));
+  REQUIRE_THROWS_WITH(x(0, 0, 3), Contains("index 3") && Contains("dimension 2") &&
+                                      Contains("extent 3"));
+  const tensor<float>& cx = x;
+  REQUIRE_THROWS_AS(cx(0, 0, 3), std::out_of_range);
+  REQUIRE_THROWS_AS(tensor<double>(std::vector<std::size_t>{}), std::invalid_argument);
+}
+
+TEST_CASE("dynamic constructors reject bad sizes", "[dynamic]") {
+  using mha::dynamic::multi_head_attention;
+  using mha::dynamic::multi_head_attention_wrapper;
+
+  REQUIRE_THROWS_AS(multi_head_attention<float>(3, 5, 6, 2), std::invalid_argument);
+  REQUIRE_THROWS_WITH(multi_head_attention<float>(3, 5, 6, 2),
+                      Contains("d_out (5)") && Contains("num_heads (2)") && Contains("divisible"));
+  REQUIRE_THROWS_WITH(multi_head_attention<double>(768, 770, 1024, 12),
+                      Contains("770") && Contains("12"));
+
+  REQUIRE_THROWS_AS(multi_head_attention<float>(3, 4, 6, 0), std::invalid_argument);
+  REQUIRE_THROWS_WITH(multi_head_attention<float>(3, 4, 6, 0), Contains("num_heads"));
+  REQUIRE_THROWS_AS(multi_head_attention_wrapper<float>(3, 2, 6, 0), std::invalid_argument);
+  REQUIRE_THROWS_WITH(multi_head_attention_wrapper<float>(3, 2, 6, 0), Contains("num_heads"));
+
+  REQUIRE_THROWS_AS(mha::dynamic::linear<float>(0, 3), std::invalid_argument);
+  REQUIRE_THROWS_WITH(mha::dynamic::linear<float>(4, 0),
+                      Contains("in_features (4)") && Contains("out_features (0)"));
+  REQUIRE_THROWS_AS(mha::dynamic::causal_attention<float>(3, 2, 0), std::invalid_argument);
+  REQUIRE_THROWS_WITH(mha::dynamic::causal_attention<float>(3, 2, 0), Contains("context_length"));
+  REQUIRE_THROWS_AS(multi_head_attention<float>(3, 4, 0, 2), std::invalid_argument);
+
+  // Valid sizes construct zero-initialised modules.
+  const multi_head_attention<float> ok(3, 4, 6, 2, true);
+  REQUIRE(ok.head_dim() == 2);
+  REQUIRE(ok.parameter_count() == 3 * (4 * 3 + 4) + 4 * 4 + 4);
+  REQUIRE(ok.w_query.bias.shape() == std::vector<std::size_t>{4});
+}
+
+TEST_CASE("dynamic forward rejects bad input shapes, naming the sizes", "[dynamic]") {
+  const mha::dynamic::causal_attention<float> ca(3, 2, 6);
+  const mha::dynamic::multi_head_attention_wrapper<float> wrapper(3, 2, 6, 2);
+  const mha::dynamic::multi_head_attention<float> mha(3, 4, 6, 2);
+
+  auto each = [&](const tensor<float>& x, const std::vector<std::string>& fragments) {
+    require_input_error(ca, x, fragments);
+    require_input_error(wrapper, x, fragments);
+    require_input_error(mha, x, fragments);
+  };
+
+  SECTION("wrong rank") {
+    each(tensor<float>({18}), {"rank 1", "[18]"});
+    each(tensor<float>({1, 2, 6, 3}), {"rank 4", "[1][2][6][3]"});
+  }
+  SECTION("wrong d_in") {
+    each(tensor<float>({2, 6, 4}), {"last extent 4", "d_in = 3"});
+    each(tensor<float>({6, 2}), {"last extent 2", "d_in = 3"});
+  }
+  SECTION("zero tokens") {
+    each(tensor<float>({2, 0, 3}), {"0 tokens", "context_length = 6"});
+    each(tensor<float>({0, 3}), {"0 tokens", "context_length = 6"});
+  }
+  SECTION("more tokens than context_length") {
+    each(tensor<float>({2, 7, 3}), {"7 tokens", "context_length = 6"});
+    each(tensor<float>({1000, 3}), {"1000 tokens", "context_length = 6"});
+  }
+  SECTION("zero batch") { each(tensor<float>({0, 6, 3}), {"batch size 0"}); }
+
+  SECTION("wrong output shape for forward(x, out, ws)") {
+    const tensor<float> x({2, 6, 3});
+    tensor<float> out({2, 6, 3});
+    mha::dynamic::workspace<float> ws;
+    REQUIRE_THROWS_WITH(mha.forward(x, out, ws),
+                        Contains("output is [2][6][3]") && Contains("expected [2][6][4]"));
+    REQUIRE_THROWS_AS(ca.forward(x, out, ws), std::invalid_argument);
+    REQUIRE_THROWS_AS(wrapper.forward(x, out, ws), std::invalid_argument);
+    tensor<float> good({2, 6, 4});
+    REQUIRE_NOTHROW(mha.forward(x, good, ws));
+    REQUIRE_NOTHROW(wrapper.forward(x, good, ws));
+  }
+  SECTION("valid inputs: ranks 2 and 3, 1 and context_length tokens") {
+    REQUIRE(ca.forward(tensor<float>({2, 6, 3})).shape() == std::vector<std::size_t>{2, 6, 2});
+    REQUIRE(wrapper.forward(tensor<float>({1, 3})).shape() == std::vector<std::size_t>{1, 4});
+    REQUIRE(mha.forward(tensor<float>({3, 2, 3})).shape() == std::vector<std::size_t>{3, 2, 4});
+  }
+}
+
+TEST_CASE("dynamic linear with a replaced weight of the wrong shape", "[dynamic]") {
+  mha::dynamic::linear<float> l(3, 2);
+  const tensor<float> x({4, 3});
+  REQUIRE(l.forward(x).shape() == std::vector<std::size_t>{4, 2});
+  REQUIRE_THROWS_WITH(l.forward(tensor<float>({4, 5})),
+                      Contains("[4][5]") && Contains("in_features = 3"));
+
+  l.weight = tensor<float>({3, 3});
+  REQUIRE_THROWS_AS(l.forward(x), std::invalid_argument);
+  REQUIRE_THROWS_WITH(l.forward(x), Contains("weight is [3][3]") && Contains("expected [2][3]"));
+  l.weight = tensor<float>({2, 3});
+  REQUIRE_NOTHROW(l.forward(x));
+  l.bias = tensor<float>({3});
+  REQUIRE_THROWS_WITH(l.forward(x), Contains("bias is [3]") && Contains("expected [2]"));
+
+  // Inside a module, too.
+  mha::dynamic::multi_head_attention<float> m(3, 4, 6, 2);
+  m.w_key.weight = tensor<float>({4, 2});
+  REQUIRE_THROWS_WITH(m.forward(tensor<float>({6, 3})),
+                      Contains("weight is [4][2]") && Contains("expected [4][3]"));
+  mha::dynamic::causal_attention<double> c(3, 2, 6, true);
+  c.w_value.bias = tensor<double>({0});
+  REQUIRE_THROWS_WITH(c.forward(tensor<double>({6, 3})),
+                      Contains("bias is [0]") && Contains("expected [2]"));
+
+  // A wrapper whose heads were resized or replaced.
+  mha::dynamic::multi_head_attention_wrapper<float> w(3, 2, 6, 2);
+  w.heads.pop_back();
+  REQUIRE_THROWS_WITH(w.forward(tensor<float>({6, 3})),
+                      Contains("1 heads") && Contains("num_heads = 2"));
+  mha::dynamic::multi_head_attention_wrapper<float> w2(3, 2, 6, 2);
+  w2.heads[1] = mha::dynamic::causal_attention<float>(3, 5, 6);
+  REQUIRE_THROWS_AS(w2.forward(tensor<float>({6, 3})), std::invalid_argument);
+}
+
+TEST_CASE("dynamic training forward rejects a dropout outside [0, 1]", "[dynamic]") {
+  mha::dynamic::multi_head_attention<float> m(3, 4, 6, 2);
+  const tensor<float> x({6, 3});
+  m.dropout = 1.5f;
+  REQUIRE_THROWS_WITH(m.forward_training(x, 1), Contains("dropout") && Contains("1.5"));
+  REQUIRE_NOTHROW(m.forward(x));  // inference ignores dropout
+  m.dropout = -0.1f;
+  REQUIRE_THROWS_AS(m.forward_training(x, 1), std::invalid_argument);
+  mha::dynamic::causal_attention<float> c(3, 2, 6);
+  c.dropout = 2.0f;
+  REQUIRE_THROWS_AS(c.forward_training(x, 1), std::invalid_argument);
+  m.dropout = 1.0f;
+  REQUIRE_NOTHROW(m.forward_training(x, 1));
+}

@@ -1,0 +1,68 @@
+// test_gpt2.cpp -- the GPT-2 small attention configuration at full context
+// (issue 2, section 4): multi_head_attention<float, 768, 768, 1024, 12> with
+// N = 1024, B = 1, model, input, output and workspace in caller-owned heap
+// storage, forward(x, out, ws) on a thread whose stack is exactly 8 MiB (the
+// usual default), so the bound holds whatever `ulimit -s` the test runs under.
+// Its outputs must be finite and bit-identical to mha::dynamic on the same
+// weights (the two share their kernels). Labelled "slow" in CTest.
+#include <catch2/catch.hpp>
+
+#include <cstddef>
+#include <memory>
+#include <random>
+
+#include <pthread.h>
+
+#include <mha/mha.hpp>
+
+#include "test_support.hpp"
+
+namespace {
+
+/// Runs f() on a new thread with an 8 MiB stack and waits for it.
+template <class F>
+bool run_on_8mib_stack(F& f) {
+  pthread_attr_t attr;
+  if (pthread_attr_init(&attr) != 0) return false;
+  if (pthread_attr_setstacksize(&attr, std::size_t{8} << 20) != 0) return false;
+  pthread_t thread;
+  auto trampoline = [](void* arg) -> void* {
+    (*static_cast<F*>(arg))();
+    return nullptr;
+  };
+  const bool started = pthread_create(&thread, &attr, trampoline, &f) == 0;
+  pthread_attr_destroy(&attr);
+  return started && pthread_join(thread, nullptr) == 0;
+}
+
+}  // namespace
+
+TEST_CASE("GPT-2 small attention, N = 1024, caller-owned storage", "[gpt2][slow]") {
+  using model_t = mha::multi_head_attention<float, 768, 768, 1024, 12>;
+  constexpr std::size_t B = 1, N = 1024;
+  static_assert(model_t::head_dim == 64);
+  static_assert(model_t::parameter_count == 2360064);
+
+  auto model = std::make_unique<model_t>();  // value-initialised: all-zero weights
+  REQUIRE(model->w_query.weight(767, 767) == 0.0f);
+  std::mt19937 rng(768);
+  mha_test::randomize(*model, rng);  // nn.Linear-style U(-1/sqrt(768), 1/sqrt(768))
+
+  auto x = std::make_unique<mha::tensor<float, B, N, 768>>();
+  mha_test::fill_uniform(*x, rng, 1.0);
+  auto out = std::make_unique<mha::tensor<float, B, N, 768>>();
+  auto ws = std::make_unique<model_t::workspace<B, N>>();
+
+  auto run = [&] { model->forward(*x, *out, *ws); };
+  REQUIRE(run_on_8mib_stack(run));
+  REQUIRE(mha_test::all_finite(out->data(), out->size));
+
+  // The runtime-sized twin on the same weights gives the same bits.
+  const auto dyn = mha_test::to_dynamic(*model);
+  const auto dy = dyn.forward(mha_test::to_dynamic(*x));
+  for (const std::size_t row : {std::size_t{0}, std::size_t{1}, std::size_t{511}, std::size_t{1023}}) {
+    INFO("row " << row);
+    REQUIRE(mha_test::same_bits(&(*out)(0, row, 0), &dy(0, row, 0), 768));
+  }
+  REQUIRE(mha_test::same_bits(*out, dy));
+}

@@ -1,0 +1,190 @@
+// test_no_alloc.cpp -- the fixed-size forward passes never allocate (issue 2,
+// section 4). Every replaceable global operator new / new[] (plain, nothrow,
+// aligned, aligned nothrow) is replaced by a counting version; the counter is
+// read around each forward call only (Catch2 itself allocates in assertions).
+// The test shows the counter works: a std::vector allocation is counted, and
+// the mha::dynamic twin's forward allocates.
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdlib>
+#include <new>
+#include <random>
+#include <vector>
+
+#include <mha/mha.hpp>
+
+#include "test_support.hpp"
+
+namespace {
+std::atomic<std::size_t> allocations{0};
+
+void* counted_alloc(std::size_t size) {
+  ++allocations;
+  if (size == 0) size = 1;
+  return std::malloc(size);
+}
+void* counted_aligned_alloc(std::size_t size, std::align_val_t align) {
+  ++allocations;
+  const auto a = static_cast<std::size_t>(align);
+  std::size_t rounded = (size + a - 1) / a * a;
+  if (rounded == 0) rounded = a;
+  return std::aligned_alloc(a, rounded);
+}
+}  // namespace
+
+void* operator new(std::size_t size) {
+  if (void* p = counted_alloc(size)) return p;
+  throw std::bad_alloc();
+}
+void* operator new[](std::size_t size) {
+  if (void* p = counted_alloc(size)) return p;
+  throw std::bad_alloc();
+}
+void* operator new(std::size_t size, const std::nothrow_t&) noexcept { return counted_alloc(size); }
+void* operator new[](std::size_t size, const std::nothrow_t&) noexcept { return counted_alloc(size); }
+void* operator new(std::size_t size, std::align_val_t align) {
+  if (void* p = counted_aligned_alloc(size, align)) return p;
+  throw std::bad_alloc();
+}
+void* operator new[](std::size_t size, std::align_val_t align) {
+  if (void* p = counted_aligned_alloc(size, align)) return p;
+  throw std::bad_alloc();
+}
+void* operator new(std::size_t size, std::align_val_t align, const std::nothrow_t&) noexcept {
+  return counted_aligned_alloc(size, align);
+}
+void* operator new[](std::size_t size, std::align_val_t align, const std::nothrow_t&) noexcept {
+  return counted_aligned_alloc(size, align);
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::align_val_t) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
+void operator delete(void* p, std::align_val_t, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete[](void* p, std::align_val_t, const std::nothrow_t&) noexcept { std::free(p); }
+
+namespace {
+
+/// Keeps a value observable so the compiler cannot drop the computation.
+template <class V>
+void keep(const V& v) {
+  asm volatile("" : : "r"(&v) : "memory");
+}
+
+/// Number of operator new calls made by f().
+template <class F>
+std::size_t allocations_during(F&& f) {
+  const std::size_t before = allocations.load();
+  f();
+  return allocations.load() - before;
+}
+
+template <class M, std::size_t B, std::size_t N>
+void check_no_allocation(unsigned seed) {
+  using T = typename M::value_type;
+  constexpr std::size_t W = M::output_width;
+  std::mt19937 rng(seed);
+  static M m{};  // static storage, like an embedded model
+  mha_test::randomize(m, rng);
+  mha_test::set_dropout(m, T(0.3));
+  mha::tensor<T, B, N, M::d_in> x{};
+  mha_test::fill_uniform(x, rng, 2.0);
+  mha::tensor<T, N, M::d_in> x2{};
+  mha_test::fill_uniform(x2, rng, 2.0);
+  mha::tensor<T, B, N, W> out{};
+  static typename M::template workspace<B, N> ws{};
+
+  CHECK(allocations_during([&] { keep(m.forward(x)); }) == 0);
+  CHECK(allocations_during([&] { keep(m(x)); }) == 0);
+  CHECK(allocations_during([&] { keep(m.forward(x2)); }) == 0);
+  CHECK(allocations_during([&] { m.forward(x, out); keep(out); }) == 0);
+  CHECK(allocations_during([&] { m.forward(x, out, ws); keep(out); }) == 0);
+  CHECK(allocations_during([&] { keep(m.forward_training(x, 17)); }) == 0);
+  CHECK(allocations_during([&] { m.forward_training(x, out, ws, 17); keep(out); }) == 0);
+  // And the results are real (not all zero).
+  bool nonzero = false;
+  for (const T v : out) nonzero = nonzero || v != T(0);
+  REQUIRE(nonzero);
+}
+
+}  // namespace
+
+TEST_CASE("the allocation counter sees allocations", "[no_alloc]") {
+  const std::size_t n = allocations_during([] {
+    std::vector<int> v(100);
+    keep(v);
+    auto* p = new double[8];
+    keep(p);
+    delete[] p;
+  });
+  REQUIRE(n >= 2);
+  const std::size_t aligned = allocations_during([] {
+    struct alignas(64) wide {
+      double d[8];
+    };
+    auto* w = new wide{};
+    keep(w);
+    delete w;
+  });
+  REQUIRE(aligned == 1);
+}
+
+TEST_CASE("mha::dynamic forward allocates (the counter is not blind)", "[no_alloc]") {
+  std::mt19937 rng(1);
+  mha::multi_head_attention<float, 4, 6, 8, 3, true> m{};
+  mha_test::randomize(m, rng);
+  const auto dyn = mha_test::to_dynamic(m);
+  const auto dx = mha_test::to_dynamic(mha::tensor<float, 2, 8, 4>{});
+  REQUIRE(allocations_during([&] { keep(dyn.forward(dx)); }) > 0);
+}
+
+TEST_CASE("fixed-size forward passes allocate nothing", "[no_alloc]") {
+  SECTION("causal_attention") {
+    check_no_allocation<mha::causal_attention<float, 5, 4, 8, true>, 2, 8>(1);
+    check_no_allocation<mha::causal_attention<double, 3, 2, 6, false>, 3, 4>(2);
+  }
+  SECTION("multi_head_attention_wrapper") {
+    check_no_allocation<mha::multi_head_attention_wrapper<float, 5, 3, 8, 3, true>, 2, 8>(3);
+    check_no_allocation<mha::multi_head_attention_wrapper<double, 3, 2, 6, 2, false>, 2, 6>(4);
+  }
+  SECTION("multi_head_attention") {
+    check_no_allocation<mha::multi_head_attention<float, 5, 6, 8, 3, true>, 2, 8>(5);
+    check_no_allocation<mha::multi_head_attention<double, 16, 32, 64, 4, false>, 2, 64>(6);
+  }
+}
+
+TEST_CASE("mha::dynamic forward(x, out, ws) reuses a large-enough workspace", "[no_alloc]") {
+  // Documented in mha/dynamic/multi_head_attention.hpp: "no allocation once ws
+  // is large enough" (what makes the dynamic twin a fair benchmark baseline).
+  std::mt19937 rng(2);
+  mha::multi_head_attention<float, 4, 6, 8, 3, true> m{};
+  mha_test::randomize(m, rng);
+  const auto dyn = mha_test::to_dynamic(m);
+  mha::tensor<float, 2, 8, 4> x{};
+  mha_test::fill_uniform(x, rng, 1.0);
+  const auto dx = mha_test::to_dynamic(x);
+  mha::dynamic::tensor<float> out({2, 8, 6});
+  mha::dynamic::workspace<float> ws;
+  dyn.forward(dx, out, ws);  // sizes the workspace
+  CHECK(allocations_during([&] { dyn.forward(dx, out, ws); keep(out); }) == 0);
+
+  mha::multi_head_attention_wrapper<float, 4, 3, 8, 2, false> w{};
+  mha_test::randomize(w, rng);
+  const auto dw = mha_test::to_dynamic(w);
+  dw.forward(dx, out, ws);
+  CHECK(allocations_during([&] { dw.forward(dx, out, ws); keep(out); }) == 0);
+
+  mha::causal_attention<float, 4, 6, 8, false> c{};
+  mha_test::randomize(c, rng);
+  const auto dc = mha_test::to_dynamic(c);
+  dc.forward(dx, out, ws);
+  CHECK(allocations_during([&] { dc.forward(dx, out, ws); keep(out); }) == 0);
+}

@@ -1,0 +1,347 @@
+#!/usr/bin/env python3
+"""Export attention weights into a C++ header of constexpr data and a
+ready-made constexpr mha model object (ROM-able, usable at compile time).
+
+From a safetensors file (needs only the Python standard library):
+
+    python3 tools/export_weights_header.py WEIGHTS.safetensors OUT.hpp \\
+        --model multi_head_attention --format gpt2 --prefix h.0.attn. \\
+        --num-heads 12 --context-length 1024 [--type float] \\
+        [--namespace my_weights] [--name model]
+
+From a PyTorch module (in Python, with torch):
+
+    from export_weights_header import export_module
+    export_module(module, "out.hpp", model="multi_head_attention", num_heads=2,
+                  context_length=6)      # format "book" by default
+
+The header defines, in the namespace, `inline constexpr mha::tensor<T, ...>`
+arrays `<name>_w_query_weight` ([d_out][d_in], nn.Linear layout), ...,
+and `inline constexpr <model type> <name>{...}` (static storage duration;
+`static constexpr` if you copy it into a class). Model kinds:
+causal_attention, multi_head_attention_wrapper, multi_head_attention,
+fused_multi_head_attention. Formats and names are those of
+mha::io::checkpoint_format (book, pytorch_multihead, gpt2); GPT-2's Conv1D
+weights are transposed to [out][in]. d_in, d_out, qkv_bias and (for the book
+wrapper) num_heads come from the tensor shapes; context_length defaults to the
+book's `mask` buffer size when there is one.
+
+`--tensors NAME...` instead exports the named tensors as they are (any shape)
+as `mha::tensor` constants, e.g. test inputs and PyTorch outputs.
+
+Values are printed as the shortest literal that converts back to the exact
+value in T (float: round to nearest float32 first). NaN/inf are rejected.
+"""
+
+import argparse
+import json
+import math
+import os
+import re
+import struct
+import sys
+from fractions import Fraction
+
+COMMAND = "tools/export_weights_header.py"
+
+# ----------------------------------------------------------------- reading
+
+_SIZES = {"F64": 8, "F32": 4, "F16": 2, "BF16": 2, "BOOL": 1, "U8": 1, "I8": 1, "I16": 2,
+          "U16": 2, "I32": 4, "U32": 4, "I64": 8, "U64": 8}
+
+
+def read_safetensors(path):
+    """dict name -> (shape, flat list of Python floats) of every float tensor."""
+    with open(path, "rb") as f:
+        raw = f.read()
+    if len(raw) < 8:
+        raise ValueError(f"{path}: truncated (fewer than 8 bytes)")
+    (n,) = struct.unpack("<Q", raw[:8])
+    if n > len(raw) - 8:
+        raise ValueError(f"{path}: header length {n} exceeds the file")
+    header = json.loads(raw[8:8 + n])
+    data = raw[8 + n:]
+    out = {}
+    for name, info in header.items():
+        if name == "__metadata__":
+            continue
+        dtype, shape = info["dtype"], list(info["shape"])
+        begin, end = info["data_offsets"]
+        count = math.prod(shape)
+        if dtype not in _SIZES or end - begin != count * _SIZES[dtype] or end > len(data):
+            raise ValueError(f"{path}: tensor {name}: inconsistent dtype/shape/data_offsets")
+        chunk = data[begin:end]
+        if dtype == "F64":
+            vals = list(struct.unpack(f"<{count}d", chunk))
+        elif dtype == "F32":
+            vals = list(struct.unpack(f"<{count}f", chunk))
+        elif dtype == "F16":
+            vals = list(struct.unpack(f"<{count}e", chunk))
+        elif dtype == "BF16":
+            vals = [struct.unpack("<f", struct.pack("<I", h << 16))[0]
+                    for h in struct.unpack(f"<{count}H", chunk)]
+        else:
+            continue  # integer/bool buffers (e.g. GPT-2's attn.bias) are not weights
+        out[name] = (shape, vals)
+    return out
+
+
+def tensors_from_module(module):
+    """dict name -> (shape, flat values) of a torch module's state_dict."""
+    out = {}
+    for name, t in module.state_dict().items():
+        if t.is_floating_point():
+            out[name] = (list(t.shape), t.detach().double().reshape(-1).tolist())
+    return out
+
+# ----------------------------------------------------------------- mapping
+
+
+def _get(tensors, name, shape=None):
+    if name not in tensors:
+        raise KeyError(f"tensor {name} not found")
+    s, v = tensors[name]
+    if shape is not None and s != list(shape):
+        raise ValueError(f"tensor {name} has shape {s}, expected {list(shape)}")
+    return s, v
+
+
+def _transpose(vals, rows, cols):
+    """[rows][cols] -> [cols][rows]."""
+    return [vals[r * cols + c] for c in range(cols) for r in range(rows)]
+
+
+def linears(tensors, fmt, prefix, model):
+    """(description dict, list of (q, k, v) per head, out_proj) with each
+    projection a dict {weight: (shape, vals), bias: (shape, vals) or None}."""
+    def lin(base):
+        w = _get(tensors, base + ".weight")
+        b = tensors.get(base + ".bias")
+        return {"weight": w, "bias": b}
+
+    if fmt == "book":
+        if model == "multi_head_attention_wrapper":
+            heads = []
+            h = 0
+            while f"{prefix}heads.{h}.W_query.weight" in tensors:
+                hp = f"{prefix}heads.{h}."
+                heads.append((lin(hp + "W_query"), lin(hp + "W_key"), lin(hp + "W_value")))
+                h += 1
+            if not heads:
+                raise KeyError(f"no {prefix}heads.0.W_query.weight")
+            return heads, None, tensors.get(prefix + "heads.0.mask")
+        qkv = (lin(prefix + "W_query"), lin(prefix + "W_key"), lin(prefix + "W_value"))
+        out = lin(prefix + "out_proj") if model in ("multi_head_attention",
+                                                    "fused_multi_head_attention") else None
+        return [qkv], out, tensors.get(prefix + "mask")
+    if model not in ("multi_head_attention", "fused_multi_head_attention"):
+        raise ValueError(f"format {fmt} needs model multi_head_attention or fused_multi_head_attention")
+    if fmt == "pytorch_multihead":
+        (three_e, d_in), w = _get(tensors, prefix + "in_proj_weight")
+        e = three_e // 3
+        b = tensors.get(prefix + "in_proj_bias")
+        parts = []
+        for i in range(3):
+            parts.append({"weight": ([e, d_in], w[i * e * d_in:(i + 1) * e * d_in]),
+                          "bias": ([e], b[1][i * e:(i + 1) * e]) if b else None})
+        return [tuple(parts)], lin(prefix + "out_proj"), None
+    if fmt == "gpt2":
+        (d_in, three_e), w = _get(tensors, prefix + "c_attn.weight")
+        e = three_e // 3
+        wt = _transpose(w, d_in, three_e)  # [3E][d_in]
+        b = tensors.get(prefix + "c_attn.bias")
+        parts = [{"weight": ([e, d_in], wt[i * e * d_in:(i + 1) * e * d_in]),
+                  "bias": ([e], b[1][i * e:(i + 1) * e]) if b else None} for i in range(3)]
+        (pe, pe2), pw = _get(tensors, prefix + "c_proj.weight")
+        out = {"weight": ([pe2, pe], _transpose(pw, pe, pe2)),
+               "bias": _get(tensors, prefix + "c_proj.bias")}
+        return [tuple(parts)], out, None
+    raise ValueError(f"unknown format {fmt}")
+
+# ----------------------------------------------------------------- printing
+
+
+def _f32(v):
+    return struct.unpack("<f", struct.pack("<f", v))[0]
+
+
+def float_literal(v):
+    """Shortest C++ float literal converting back to the float32 nearest to v."""
+    v = _f32(float(v))
+    if not math.isfinite(v):
+        raise ValueError(f"non-finite value {v}")
+    if v == 0.0:
+        return "-0.0f" if math.copysign(1.0, v) < 0 else "0.0f"
+    for digits in range(1, 10):
+        text = f"{v:.{digits}g}"
+        if _f32(float(text)) == v and _exact_nearest(text, v):
+            break
+    if not any(c in text for c in ".e"):
+        text += ".0"
+    return text + "f"
+
+
+def _exact_nearest(text, v):
+    """|decimal - v| < half a float32 ulp (no double rounding through float64)."""
+    _, exponent = math.frexp(abs(v))
+    ulp = Fraction(2) ** (max(exponent, -125) - 24)
+    return abs(Fraction(text) - Fraction(v)) < ulp / 2
+
+
+def double_literal(v):
+    v = float(v)
+    if not math.isfinite(v):
+        raise ValueError(f"non-finite value {v}")
+    text = repr(v)
+    if not any(c in text for c in ".e"):
+        text += ".0"
+    return text
+
+
+def tensor_constant(cname, t_type, shape, vals, comment):
+    lit = float_literal if t_type == "float" else double_literal
+    dims = ", ".join(str(d) for d in shape)
+    body = [lit(x) for x in vals]
+    lines = [f"// {comment}", f"inline constexpr mha::tensor<{t_type}, {dims}> {cname}{{{{"]
+    for i in range(0, len(body), 8):
+        lines.append("    " + ", ".join(body[i:i + 8]) + ",")
+    lines[-1] = lines[-1].rstrip(",")
+    lines.append("}};")
+    return "\n".join(lines)
+
+
+def _ident(s):
+    return re.sub(r"[^0-9A-Za-z_]", "_", s)
+
+
+def render(tensors, out_path, model, fmt="book", prefix="", num_heads=None, context_length=None,
+           t_type="float", namespace="mha_weights", name="model", source="", tensor_names=None):
+    """Write the header; returns its text."""
+    blocks = []
+    includes = {"<mha/tensor.hpp>"}
+    if tensor_names:
+        for tn in tensor_names:
+            shape, vals = _get(tensors, tn)
+            if not shape:
+                shape = [1]
+            blocks.append(tensor_constant(_ident(f"{name}_{tn}") if name else _ident(tn), t_type,
+                                          shape, vals, f"{tn} {shape} from {source}"))
+    else:
+        heads, out, mask = linears(tensors, fmt, prefix, model)
+        q0 = heads[0][0]
+        d_out, d_in = q0["weight"][0]
+        bias = q0["bias"] is not None
+        for qkv in heads:
+            for p in qkv:
+                if p["weight"][0] != [d_out, d_in] or (p["bias"] is not None) != bias:
+                    raise ValueError("query/key/value projections differ in shape or bias")
+        if context_length is None:
+            if mask is None:
+                raise ValueError("--context-length is required (no mask buffer in the file)")
+            context_length = mask[0][0]
+        if model == "multi_head_attention_wrapper":
+            num_heads = len(heads)
+        elif model == "causal_attention":
+            num_heads = 1
+        elif num_heads is None:
+            raise ValueError("--num-heads is required for " + model)
+        B = "true" if bias else "false"
+
+        def const(cname, shape_vals, what):
+            shape, vals = shape_vals
+            blocks.append(tensor_constant(cname, t_type, shape, vals,
+                                          f"{what} {shape} ([out][in] for weights)"))
+            return cname
+
+        def lin_init(cname_base, p, what):
+            w = const(f"{name}_{cname_base}_weight", p["weight"], f"{what}.weight")
+            if p["bias"] is None:
+                return f"{{{w}}}"
+            b = const(f"{name}_{cname_base}_bias", p["bias"], f"{what}.bias")
+            return f"{{{w}, {b}}}"
+
+        dropout = "0.0f" if t_type == "float" else "0.0"
+        sizes = f"{t_type}, {d_in}, {d_out}, {context_length}"
+        if model == "causal_attention":
+            includes.add("<mha/causal_attention.hpp>")
+            q, k, v = heads[0]
+            inits = [lin_init("w_query", q, "W_query"), lin_init("w_key", k, "W_key"),
+                     lin_init("w_value", v, "W_value")]
+            mtype = f"mha::causal_attention<{sizes}, {B}>"
+            init = "{" + ", ".join(inits + [dropout]) + "}"
+        elif model == "multi_head_attention_wrapper":
+            includes.add("<mha/multi_head_attention_wrapper.hpp>")
+            head_inits = []
+            for h, (q, k, v) in enumerate(heads):
+                inits = [lin_init(f"head{h}_w_query", q, f"heads.{h}.W_query"),
+                         lin_init(f"head{h}_w_key", k, f"heads.{h}.W_key"),
+                         lin_init(f"head{h}_w_value", v, f"heads.{h}.W_value")]
+                head_inits.append("head_type{" + ", ".join(inits + [dropout]) + "}")
+            mtype = f"mha::multi_head_attention_wrapper<{sizes}, {num_heads}, {B}>"
+            init = ("{" + f"decltype({name}_type::heads){{\n        " +
+                    ",\n        ".join(h.replace("head_type", f"{name}_type::head_type")
+                                       for h in head_inits) + "}}")
+        elif model == "multi_head_attention":
+            includes.add("<mha/multi_head_attention.hpp>")
+            q, k, v = heads[0]
+            inits = [lin_init("w_query", q, "W_query"), lin_init("w_key", k, "W_key"),
+                     lin_init("w_value", v, "W_value"), lin_init("out_proj", out, "out_proj")]
+            mtype = f"mha::multi_head_attention<{sizes}, {num_heads}, {B}>"
+            init = "{" + ", ".join(inits + [dropout]) + "}"
+        elif model == "fused_multi_head_attention":
+            includes.add("<mha/fused_multi_head_attention.hpp>")
+            q, k, v = heads[0]
+            w = ([3 * d_out, d_in], q["weight"][1] + k["weight"][1] + v["weight"][1])
+            fused = {"weight": w, "bias": ([3 * d_out], q["bias"][1] + k["bias"][1] + v["bias"][1])
+                     if bias else None}
+            inits = [lin_init("w_qkv", fused, "[W_query; W_key; W_value]"),
+                     lin_init("out_proj", out, "out_proj")]
+            mtype = f"mha::fused_multi_head_attention<{sizes}, {num_heads}, {B}>"
+            init = "{" + ", ".join(inits + [dropout]) + "}"
+        else:
+            raise ValueError(f"unknown model kind {model}")
+        blocks.append(f"// The model, ready to use (static storage, constant-evaluable).\n"
+                      f"using {name}_type = {mtype};\n"
+                      f"inline constexpr {name}_type {name}{init};")
+    head = ["// GENERATED FILE - do not edit.",
+            f"// Generated by `{COMMAND}` from {source}"
+            + ("" if tensor_names else f" (model {model}, format {fmt}, prefix '{prefix}')") + ".",
+            "#pragma once", ""]
+    head += [f"#include {i}" for i in sorted(includes)]
+    text = "\n".join(head) + f"\n\nnamespace {namespace} {{\n\n" + "\n\n".join(blocks) + \
+        f"\n\n}}  // namespace {namespace}\n"
+    if out_path:
+        os.makedirs(os.path.dirname(os.path.abspath(out_path)), exist_ok=True)
+        with open(out_path, "w") as f:
+            f.write(text)
+    return text
+
+
+def export_module(module, out_path, model, fmt="book", **kw):
+    """Export a torch module's state_dict (see render for the keyword arguments)."""
+    return render(tensors_from_module(module), out_path, model, fmt,
+                  source=kw.pop("source", type(module).__name__), **kw)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("weights", help="safetensors file")
+    ap.add_argument("output", help="header to write")
+    ap.add_argument("--model", default="multi_head_attention",
+                    choices=["causal_attention", "multi_head_attention_wrapper",
+                             "multi_head_attention", "fused_multi_head_attention"])
+    ap.add_argument("--format", default="book", choices=["book", "pytorch_multihead", "gpt2"])
+    ap.add_argument("--prefix", default="")
+    ap.add_argument("--num-heads", type=int)
+    ap.add_argument("--context-length", type=int)
+    ap.add_argument("--type", default="float", choices=["float", "double"])
+    ap.add_argument("--namespace", default="mha_weights")
+    ap.add_argument("--name", default="model")
+    ap.add_argument("--tensors", nargs="+", help="export these tensors as they are instead")
+    a = ap.parse_args(argv)
+    render(read_safetensors(a.weights), a.output, a.model, a.format, a.prefix, a.num_heads,
+           a.context_length, a.type, a.namespace, a.name, os.path.basename(a.weights), a.tensors)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
