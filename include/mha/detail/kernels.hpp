@@ -93,59 +93,6 @@ constexpr const typename Linear::value_type* bias_data(const Linear& l) noexcept
     return nullptr;
 }
 
-/// One causal attention head (book section 3.5, PyTorch scaled dot-product
-/// attention with is_causal=True):
-///
-///   out[b][i] = sum_{j <= i} w[b][i][j] * v[b][j],
-///   w[b][i][:] = dropout(softmax_j(q[b][i] . k[b][j] / sqrt(head_dim)))
-///
-/// q, k, v, out: views with `row(b, i)` returning a pointer to head_dim
-/// contiguous elements (compile-time mha::block_view or a runtime view).
-/// Keys after the query (j > i) are the masked -inf positions: they get weight
-/// exactly 0 and are skipped. Softmax is stable (the row maximum is
-/// subtracted before exp). `scores` is scratch for `tokens` elements.
-/// `divisor` is sqrt(head_dim) as a T, divided (not multiplied by its
-/// inverse) as in the book's `attn_scores / keys.shape[-1]**0.5`.
-template <class T, class QView, class KView, class VView, class OView, class Batch, class Tokens,
-          class HeadDim>
-constexpr void causal_attention_head(QView q, KView k, VView v, OView out, Batch batch,
-                                     Tokens tokens, HeadDim head_dim, T divisor,
-                                     const dropout_state<T>& drop, std::size_t head,
-                                     T* scores) noexcept {
-  for (std::size_t b = 0; b < batch; ++b) {
-    for (std::size_t i = 0; i < tokens; ++i) {
-      const auto* qi = q.row(b, i);
-      T row_max = -std::numeric_limits<T>::infinity();
-      for (std::size_t j = 0; j <= i; ++j) {
-        const auto* kj = k.row(b, j);
-        T dot = T(0);
-        for (std::size_t d = 0; d < head_dim; ++d) dot += qi[d] * kj[d];
-        const T s = dot / divisor;
-        scores[j] = s;
-        row_max = s > row_max ? s : row_max;
-      }
-      T sum = T(0);
-      for (std::size_t j = 0; j <= i; ++j) {
-        const T e = detail::exp(scores[j] - row_max);
-        scores[j] = e;
-        sum += e;
-      }
-      for (std::size_t j = 0; j <= i; ++j) {
-        T w = scores[j] / sum;
-        if (drop.active) w = drop.keep(b, head, i, j) ? w * drop.scale : T(0);
-        scores[j] = w;
-      }
-      auto* oi = out.row(b, i);
-      for (std::size_t d = 0; d < head_dim; ++d) oi[d] = T(0);
-      for (std::size_t j = 0; j <= i; ++j) {
-        const T w = scores[j];
-        const auto* vj = v.row(b, j);
-        for (std::size_t d = 0; d < head_dim; ++d) oi[d] += w * vj[d];
-      }
-    }
-  }
-}
-
 /// Row stride (elements between rows) of a view: from the layout type of a
 /// compile-time mha::block_view, from the member of a runtime_view.
 template <class View>
@@ -164,12 +111,32 @@ constexpr std::size_t row_stride_of(const View& v) noexcept {
 /// maximum, exponentiate, divide by the sum. For float the exponential is
 /// simd::exp and the sum is taken lane-wise then across lanes, in a fixed order.
 template <class T>
-MHA_DETAIL_INLINE void softmax_causal_row(T* s, std::size_t len, std::size_t width, T divisor,
-                               const dropout_state<T>& drop, std::size_t b, std::size_t head,
-                               std::size_t i) noexcept {
+constexpr void softmax_causal_row(T* s, std::size_t len, std::size_t width, T divisor,
+                                  const dropout_state<T>& drop, std::size_t b, std::size_t head,
+                                  std::size_t i) noexcept {
   T row_max = -std::numeric_limits<T>::infinity();
   T sum = T(0);
-  if constexpr (std::is_same_v<T, float>) {
+  if (std::is_constant_evaluated() && std::is_same_v<T, float>) {
+    // Scalar mirror of the vector code below: exp_scalar is one lane of
+    // simd::exp, and the sum is built lane by lane (lane l holds the keys
+    // j = l (mod L), chunk after chunk, padding lanes 0), then reduced with
+    // the same pairwise tree. The maximum does not depend on the order.
+    constexpr std::size_t L = simd::lanes<T>;
+    for (std::size_t j = 0; j < len; ++j) {
+      s[j] = s[j] / divisor;
+      row_max = s[j] > row_max ? s[j] : row_max;
+    }
+    T lane[L] = {};
+    for (std::size_t j = 0; j < len; ++j) {
+      const T e = static_cast<T>(simd::exp_scalar(static_cast<float>(s[j] - row_max)));
+      s[j] = e;
+      lane[j % L] += e;
+    }
+    for (std::size_t w = L / 2; w >= 1; w /= 2)
+      for (std::size_t l = 0; l < w; ++l) lane[l] = lane[l] + lane[l + w];
+    sum = lane[0];
+    for (std::size_t j = 0; j < len; ++j) s[j] = s[j] / sum;
+  } else if constexpr (std::is_same_v<T, float>) {
     // whole vectors, then one partly loaded vector for the last len % L keys
     using V = simd::vec<T>;
     constexpr std::size_t L = simd::lanes<T>;
@@ -229,6 +196,51 @@ MHA_DETAIL_INLINE void softmax_causal_row(T* s, std::size_t len, std::size_t wid
   if (drop.active)
     for (std::size_t j = 0; j < len; ++j) s[j] = drop.keep(b, head, i, j) ? s[j] * drop.scale : T(0);
   for (std::size_t j = len; j < width; ++j) s[j] = T(0);
+}
+
+/// One causal attention head (book section 3.5, PyTorch scaled dot-product
+/// attention with is_causal=True):
+///
+///   out[b][i] = sum_{j <= i} w[b][i][j] * v[b][j],
+///   w[b][i][:] = dropout(softmax_j(q[b][i] . k[b][j] / sqrt(head_dim)))
+///
+/// q, k, v, out: views with `row(b, i)` returning a pointer to head_dim
+/// contiguous elements (compile-time mha::block_view or a runtime view).
+/// Keys after the query (j > i) are the masked -inf positions: they get weight
+/// exactly 0 and are skipped. Softmax is stable (the row maximum is
+/// subtracted before exp), computed by softmax_causal_row. `scores` is scratch
+/// for `tokens` elements. This is the simple (constexpr) formulation; it
+/// performs the same operations in the same order as the fast path
+/// (linear_rows_kt + causal_attention_head_kt), so without fused multiply-adds
+/// the two give identical results, also between constant evaluation and run
+/// time.
+/// `divisor` is sqrt(head_dim) as a T, divided (not multiplied by its
+/// inverse) as in the book's `attn_scores / keys.shape[-1]**0.5`.
+template <class T, class QView, class KView, class VView, class OView, class Batch, class Tokens,
+          class HeadDim>
+constexpr void causal_attention_head(QView q, KView k, VView v, OView out, Batch batch,
+                                     Tokens tokens, HeadDim head_dim, T divisor,
+                                     const dropout_state<T>& drop, std::size_t head,
+                                     T* scores) noexcept {
+  for (std::size_t b = 0; b < batch; ++b) {
+    for (std::size_t i = 0; i < tokens; ++i) {
+      const auto* qi = q.row(b, i);
+      for (std::size_t j = 0; j <= i; ++j) {
+        const auto* kj = k.row(b, j);
+        T dot = T(0);
+        for (std::size_t d = 0; d < head_dim; ++d) dot += qi[d] * kj[d];
+        scores[j] = dot;
+      }
+      softmax_causal_row<T>(scores, i + 1, i + 1, divisor, drop, b, head, i);
+      auto* oi = out.row(b, i);
+      for (std::size_t d = 0; d < head_dim; ++d) oi[d] = T(0);
+      for (std::size_t j = 0; j <= i; ++j) {
+        const T w = scores[j];
+        const auto* vj = v.row(b, j);
+        for (std::size_t d = 0; d < head_dim; ++d) oi[d] += w * vj[d];
+      }
+    }
+  }
 }
 
 /// One causal attention head, run-time fast path (same result definition as

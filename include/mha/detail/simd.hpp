@@ -129,6 +129,28 @@ __attribute__((always_inline)) inline T reduce_sum(vec<T> v) noexcept {
   return tree_reduce<lanes<T> / 2, T>(v, [](vec<T> a, vec<T> b) { return a + b; });
 }
 
+/// simd::exp for one float, usable in constant evaluation: the same
+/// operations in the same order as one lane of the vector version, so both
+/// give the same value wherever the target does not fuse multiply-adds.
+constexpr float exp_scalar(float x) noexcept {
+  x = x > -87.33654f ? x : -87.33654f;
+  x = x < 88.0f ? x : 88.0f;
+  constexpr float round_magic = 12582912.0f;
+  const float t = x * 1.44269504088896341f + round_magic;
+  const float n = t - round_magic;
+  float r = x - n * 0.693359375f;
+  r = r - n * -2.12194440e-4f;
+  float p = r * (1.0f / 720.0f) + (1.0f / 120.0f);
+  p = p * r + (1.0f / 24.0f);
+  p = p * r + (1.0f / 6.0f);
+  p = p * r + 0.5f;
+  p = p * r + 1.0f;
+  p = p * r + 1.0f;
+  const std::int32_t ni = std::bit_cast<std::int32_t>(t) - 0x4B400000;
+  const std::int32_t bits = static_cast<std::int32_t>(static_cast<std::uint32_t>(ni + 127) << 23);
+  return p * std::bit_cast<float>(bits);
+}
+
 /// e^x lane-wise for float, for x <= 88 (softmax arguments are <= 0).
 /// Cody-Waite reduction x = n ln2 + r with |r| <= ln2/2 (ln2 split in a high
 /// and a low part as in Cephes' expf), degree-6 Taylor polynomial of e^r
