@@ -105,7 +105,11 @@ __attribute__((always_inline)) inline vec<T> min(vec<T> a, vec<T> b) noexcept {
 /// Lane l of the result is lane (l + W) mod lanes of v.
 template <std::size_t W, class T, std::size_t... I>
 __attribute__((always_inline)) inline vec<T> rotate(vec<T> v, std::index_sequence<I...>) noexcept {
+#if defined(__clang__) || (defined(__GNUC__) && __GNUC__ >= 12)
   return __builtin_shufflevector(v, v, ((I + W) % sizeof...(I))...);
+#else
+  return vec<T>{v[(I + W) % sizeof...(I)]...};
+#endif
 }
 /// Pairwise tree over the lanes: lane l combined with lane l + w for
 /// w = L/2, L/4, ..., 1 (a fixed order), result in lane 0.
