@@ -10,6 +10,21 @@
 
 namespace mha {
 
+namespace detail {
+/// The contracts of head_view<H, NumHeads> on a tensor of last extent Width.
+template <std::size_t H, std::size_t NumHeads, std::size_t Width>
+constexpr bool check_head_split() noexcept {
+  static_assert(greater_than_zero<NumHeads>, "mha::head_view: NumHeads must be greater than 0");
+  if constexpr (NumHeads > 0) {
+    static_assert(divisible_by<Width, NumHeads>,
+                  "mha::head_view: the tensor's last extent must be divisible by NumHeads");
+    static_assert(index_below<H, NumHeads>,
+                  "mha::head_view: head index H must be less than NumHeads");
+  }
+  return NumHeads > 0 && Width % (NumHeads > 0 ? NumHeads : 1) == 0 && H < NumHeads;
+}
+}  // namespace detail
+
 /// Non-owning view of a block of a row-major buffer, shape
 /// [Layout::batch][Layout::rows][Layout::cols]. Its only member is the pointer
 /// to the buffer's first element; offset and strides come from `Layout` (a
@@ -30,14 +45,14 @@ class block_view {
   template <class U, std::size_t... E>
     requires std::is_same_v<std::remove_const_t<U>, value_type>
   constexpr explicit block_view(tensor<U, E...>& t) noexcept : base_(t.data()) {
-    static_assert(Layout::required_span_size <= tensor<U, E...>::size,
+    static_assert(detail::block_within_tensor<Layout::required_span_size, tensor<U, E...>::size>,
                   "mha::block_view: the block lies (partly) outside the tensor");
   }
   /// View over a const tensor (for views of const T).
   template <class U, std::size_t... E>
     requires std::is_same_v<std::remove_const_t<U>, value_type> && std::is_const_v<T>
   constexpr explicit block_view(const tensor<U, E...>& t) noexcept : base_(t.data()) {
-    static_assert(Layout::required_span_size <= tensor<U, E...>::size,
+    static_assert(detail::block_within_tensor<Layout::required_span_size, tensor<U, E...>::size>,
                   "mha::block_view: the block lies (partly) outside the tensor");
   }
 
@@ -63,23 +78,43 @@ class block_view {
 
 /// View of head `H` of `NumHeads` in a [Batch][Tokens][Width] tensor (see
 /// mha::head_layout): columns [H*head_dim, (H+1)*head_dim) of every row.
+/// Compile-time errors ("mha::head_view: ..."): NumHeads == 0, Width not
+/// divisible by NumHeads, H >= NumHeads.
 template <std::size_t H, std::size_t NumHeads, class U, std::size_t Batch, std::size_t Tokens,
           std::size_t Width>
 constexpr auto head_view(tensor<U, Batch, Tokens, Width>& t) noexcept {
-  return block_view<U, head_layout<H, NumHeads, Batch, Tokens, Width>>(t);
+  if constexpr (detail::check_head_split<H, NumHeads, Width>())
+    return block_view<U, head_layout<H, NumHeads, Batch, Tokens, Width>>(t);
+  else
+    return t.data();  // unreachable: a contract above failed to compile
 }
 /// Read-only view of head `H` of `NumHeads` in a [Batch][Tokens][Width] tensor.
 template <std::size_t H, std::size_t NumHeads, class U, std::size_t Batch, std::size_t Tokens,
           std::size_t Width>
 constexpr auto head_view(const tensor<U, Batch, Tokens, Width>& t) noexcept {
-  return block_view<const U, head_layout<H, NumHeads, Batch, Tokens, Width>>(t);
+  if constexpr (detail::check_head_split<H, NumHeads, Width>())
+    return block_view<const U, head_layout<H, NumHeads, Batch, Tokens, Width>>(t);
+  else
+    return t.data();  // unreachable: a contract above failed to compile
 }
 
 /// Read-only view of head `H`'s rows [head_dim][In] of a PyTorch-layout weight
-/// [Out][In] (see mha::weight_split_layout).
+/// [Out][In] (see mha::weight_split_layout). Compile-time errors
+/// ("mha::weight_split_view: ..."): as for head_view, with Out for Width.
 template <std::size_t H, std::size_t NumHeads, class U, std::size_t Out, std::size_t In>
 constexpr auto weight_split_view(const tensor<U, Out, In>& w) noexcept {
-  return block_view<const U, weight_split_layout<H, NumHeads, Out, In>>(w);
+  static_assert(detail::greater_than_zero<NumHeads>,
+                "mha::weight_split_view: NumHeads must be greater than 0");
+  if constexpr (NumHeads > 0) {
+    static_assert(detail::divisible_by<Out, NumHeads>,
+                  "mha::weight_split_view: the weight's Out extent must be divisible by NumHeads");
+    static_assert(detail::index_below<H, NumHeads>,
+                  "mha::weight_split_view: head index H must be less than NumHeads");
+  }
+  if constexpr (NumHeads > 0 && Out % (NumHeads > 0 ? NumHeads : 1) == 0 && H < NumHeads)
+    return block_view<const U, weight_split_layout<H, NumHeads, Out, In>>(w);
+  else
+    return w.data();  // unreachable: a contract above failed to compile
 }
 
 }  // namespace mha

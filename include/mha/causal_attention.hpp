@@ -7,6 +7,7 @@
 
 #include <mha/block_layout.hpp>
 #include <mha/block_view.hpp>
+#include <mha/detail/contracts.hpp>
 #include <mha/detail/dropout.hpp>
 #include <mha/detail/kernels.hpp>
 #include <mha/detail/math.hpp>
@@ -43,9 +44,11 @@ template <class T, std::size_t DIn, std::size_t DOut, std::size_t ContextLength,
 struct causal_attention {
   static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>,
                 "mha::causal_attention: T must be float or double");
-  static_assert(DIn > 0, "mha::causal_attention: DIn must be greater than 0");
-  static_assert(DOut > 0, "mha::causal_attention: DOut must be greater than 0");
-  static_assert(ContextLength > 0, "mha::causal_attention: ContextLength must be greater than 0");
+  static_assert(detail::greater_than_zero<DIn>, "mha::causal_attention: DIn must be greater than 0");
+  static_assert(detail::greater_than_zero<DOut>,
+                "mha::causal_attention: DOut must be greater than 0");
+  static_assert(detail::greater_than_zero<ContextLength>,
+                "mha::causal_attention: ContextLength must be greater than 0");
 
   using value_type = T;
   static constexpr std::size_t d_in = DIn;                     ///< input features
@@ -57,13 +60,55 @@ struct causal_attention {
   static constexpr bool qkv_bias = QkvBias;                    ///< Q/K/V projections have bias
   /// Trainable parameters: 3 * (DOut*DIn + (QkvBias ? DOut : 0)).
   static constexpr std::size_t parameter_count =
-      3 * linear<T, DIn, DOut, QkvBias>::parameter_count;
+      3 * (DOut * DIn + (QkvBias ? DOut : 0));
   /// sqrt(head_dim) as a T: the scores are divided by it.
-  static constexpr T score_divisor = detail::sqrt(static_cast<T>(DOut));
+  static constexpr T score_divisor = detail::sqrt(static_cast<T>(detail::at_least_1<DOut>));
 
-  linear<T, DIn, DOut, QkvBias> w_query;  ///< W_query: weight [DOut][DIn]
-  linear<T, DIn, DOut, QkvBias> w_key;    ///< W_key: weight [DOut][DIn]
-  linear<T, DIn, DOut, QkvBias> w_value;  ///< W_value: weight [DOut][DIn]
+  // Head layout introspection (the single head, H = 0). Q, K, V live in the
+  // workspace, each [Batch][Tokens][DOut]; the head's context is the output.
+  /// Elements between consecutive token rows of Q, K and V.
+  static constexpr std::size_t qkv_row_stride = DOut;
+  /// Elements between consecutive token rows of the output (the context).
+  static constexpr std::size_t context_row_stride = DOut;
+
+ private:
+  /// Column offset (0) of head H's block, after checking that H is 0.
+  template <std::size_t H>
+  static consteval std::size_t head_column_offset_() noexcept {
+    static_assert(detail::index_below<H, 1>,
+                  "mha::causal_attention: head index H must be 0 (a single head)");
+    return 0;
+  }
+
+ public:
+  /// Column offset of head H's block in a row of Q (only H = 0 exists).
+  template <std::size_t H>
+  static constexpr std::size_t query_offset = head_column_offset_<H>();
+  /// Column offset of head H's block in a row of K.
+  template <std::size_t H>
+  static constexpr std::size_t key_offset = head_column_offset_<H>();
+  /// Column offset of head H's block in a row of V.
+  template <std::size_t H>
+  static constexpr std::size_t value_offset = head_column_offset_<H>();
+  /// Column offset of head H's block in a row of the context (= the output).
+  template <std::size_t H>
+  static constexpr std::size_t context_offset = head_column_offset_<H>();
+  /// Layout of head H's block of Q, K or V for a [Batch][Tokens] input.
+  template <std::size_t H, std::size_t Batch, std::size_t Tokens>
+  using qkv_head_layout = head_layout<H, 1, Batch, Tokens, DOut>;
+  /// Layout of head H's block of the context [Batch][Tokens][DOut].
+  template <std::size_t H, std::size_t Batch, std::size_t Tokens>
+  using context_head_layout = head_layout<H, 1, Batch, Tokens, DOut>;
+  /// Layout of head H's rows of W_query, W_key or W_value [DOut][DIn].
+  template <std::size_t H>
+  using weight_head_layout = weight_split_layout<H, 1, DOut, DIn>;
+
+  linear<T, detail::at_least_1<DIn>, detail::at_least_1<DOut>, QkvBias>
+      w_query;  ///< W_query: weight [DOut][DIn]
+  linear<T, detail::at_least_1<DIn>, detail::at_least_1<DOut>, QkvBias>
+      w_key;  ///< W_key: weight [DOut][DIn]
+  linear<T, detail::at_least_1<DIn>, detail::at_least_1<DOut>, QkvBias>
+      w_value;  ///< W_value: weight [DOut][DIn]
   T dropout = T(0);                       ///< dropout probability (training only)
 
   /// Intermediates of one forward call for `Batch` sequences of `Tokens`
@@ -78,6 +123,17 @@ struct causal_attention {
     tensor<T, Batch, Tokens, DOut> key;    ///< K [Batch][Tokens][DOut] (run time: K^T [Batch][DOut][Tokens])
     tensor<T, Batch, Tokens, DOut> value;  ///< V [Batch][Tokens][DOut]
   };
+
+  /// Assigning a causal_attention of another element type, shape or bias
+  /// setting (e.g. to a wrapper's head<H>()) is a compile-time error with our
+  /// message; same-type assignment uses the implicit copy assignment.
+  template <class U, std::size_t I, std::size_t O, std::size_t C, bool B>
+  constexpr causal_attention& operator=(const causal_attention<U, I, O, C, B>&) noexcept {
+    static_assert(detail::same_module_type<causal_attention<U, I, O, C, B>, causal_attention>,
+                  "mha::causal_attention: cannot assign a causal_attention of a different element "
+                  "type, shape or qkv bias setting");
+    return *this;
+  }
 
   /// The building block of the forward pass, public for
   /// multi_head_attention_wrapper: attention of x [Batch][Tokens][DIn]

@@ -7,6 +7,7 @@
 
 #include <mha/block_layout.hpp>
 #include <mha/block_view.hpp>
+#include <mha/detail/contracts.hpp>
 #include <mha/detail/dropout.hpp>
 #include <mha/detail/kernels.hpp>
 #include <mha/detail/math.hpp>
@@ -43,11 +44,15 @@ template <class T, std::size_t DIn, std::size_t DOut, std::size_t ContextLength,
 struct multi_head_attention {
   static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>,
                 "mha::multi_head_attention: T must be float or double");
-  static_assert(DIn > 0, "mha::multi_head_attention: DIn must be greater than 0");
-  static_assert(DOut > 0, "mha::multi_head_attention: DOut must be greater than 0");
-  static_assert(ContextLength > 0, "mha::multi_head_attention: ContextLength must be greater than 0");
-  static_assert(NumHeads > 0, "mha::multi_head_attention: NumHeads must be greater than 0");
-  static_assert(NumHeads == 0 || DOut % NumHeads == 0,
+  static_assert(detail::greater_than_zero<DIn>,
+                "mha::multi_head_attention: DIn must be greater than 0");
+  static_assert(detail::greater_than_zero<DOut>,
+                "mha::multi_head_attention: DOut must be greater than 0");
+  static_assert(detail::greater_than_zero<ContextLength>,
+                "mha::multi_head_attention: ContextLength must be greater than 0");
+  static_assert(detail::greater_than_zero<NumHeads>,
+                "mha::multi_head_attention: NumHeads must be greater than 0");
+  static_assert(detail::divisible_by<DOut, detail::at_least_1<NumHeads>>,
                 "mha::multi_head_attention: DOut must be divisible by NumHeads");
 
   using value_type = T;
@@ -56,25 +61,80 @@ struct multi_head_attention {
   static constexpr std::size_t context_length = ContextLength;
   static constexpr std::size_t num_heads = NumHeads;
   static constexpr std::size_t head_dim = DOut / (NumHeads == 0 ? 1 : NumHeads);  ///< DOut / NumHeads
+
+ private:
+  // Sizes for the member types that stay valid when a contract above failed
+  // (so that only that static_assert is reported); equal to head_dim and DOut
+  // for every valid instantiation.
+  static constexpr std::size_t layout_head_dim_ = detail::quotient_or_1<DOut, NumHeads>;
+  static constexpr std::size_t layout_num_heads_ = detail::at_least_1<NumHeads>;
+  static constexpr std::size_t layout_d_out_ = layout_head_dim_ * layout_num_heads_;
+
+ public:
   static constexpr std::size_t output_width = DOut;
   static constexpr bool qkv_bias = QkvBias;
   /// Trainable parameters: 3 * (DOut*DIn + (QkvBias ? DOut : 0)) + DOut*DOut + DOut.
   /// GPT-2 small (768, 768, 12 heads, no qkv bias): 2,360,064 (book Exercise 3.3).
   static constexpr std::size_t parameter_count =
-      3 * linear<T, DIn, DOut, QkvBias>::parameter_count + linear<T, DOut, DOut, true>::parameter_count;
+      3 * (DOut * DIn + (QkvBias ? DOut : 0)) + DOut * DOut + DOut;
   /// sqrt(head_dim) as a T: the scores are divided by it.
-  static constexpr T score_divisor = detail::sqrt(static_cast<T>(head_dim));
+  static constexpr T score_divisor = detail::sqrt(static_cast<T>(layout_head_dim_));
+
+  // Head layout introspection. Q, K, V and the concatenated context C live in
+  // the workspace, each [Batch][Tokens][DOut] row-major; head H owns columns
+  // [H*head_dim, (H+1)*head_dim) of every row of each (book section 3.6.2).
+  /// Elements between consecutive token rows of Q, K and V (= DOut).
+  static constexpr std::size_t qkv_row_stride = DOut;
+  /// Elements between consecutive token rows of the context C (= DOut).
+  static constexpr std::size_t context_row_stride = DOut;
+
+ private:
+  /// Column offset H * head_dim of head H's block, after checking H.
+  template <std::size_t H>
+  static consteval std::size_t head_column_offset_() noexcept {
+    static_assert(detail::index_below<H, NumHeads>,
+                  "mha::multi_head_attention: head index H must be less than NumHeads");
+    return head_layout<detail::clamp_index<H, NumHeads>, layout_num_heads_, 1, 1,
+                       layout_d_out_>::offset;
+  }
+
+ public:
   /// Column offset of head H's block in a row of Q, K, V and the context.
   template <std::size_t H>
-  static constexpr std::size_t head_offset = head_layout<H, NumHeads, 1, 1, DOut>::offset;
+  static constexpr std::size_t head_offset = head_column_offset_<H>();
+  /// Column offset of head H's block in a row of Q (= H * head_dim).
+  template <std::size_t H>
+  static constexpr std::size_t query_offset = head_column_offset_<H>();
+  /// Column offset of head H's block in a row of K (= H * head_dim).
+  template <std::size_t H>
+  static constexpr std::size_t key_offset = head_column_offset_<H>();
+  /// Column offset of head H's block in a row of V (= H * head_dim).
+  template <std::size_t H>
+  static constexpr std::size_t value_offset = head_column_offset_<H>();
+  /// Column offset of head H's block in a row of the context C (= H * head_dim).
+  template <std::size_t H>
+  static constexpr std::size_t context_offset = head_column_offset_<H>();
   /// Layout of head H's block of a [Batch][Tokens][DOut] Q, K, V or context.
   template <std::size_t H, std::size_t Batch, std::size_t Tokens>
   using head_layout_type = head_layout<H, NumHeads, Batch, Tokens, DOut>;
+  /// Layout of head H's block of Q, K or V for a [Batch][Tokens] input.
+  template <std::size_t H, std::size_t Batch, std::size_t Tokens>
+  using qkv_head_layout = head_layout<H, NumHeads, Batch, Tokens, DOut>;
+  /// Layout of head H's block of the concatenated context [Batch][Tokens][DOut].
+  template <std::size_t H, std::size_t Batch, std::size_t Tokens>
+  using context_head_layout = head_layout<H, NumHeads, Batch, Tokens, DOut>;
+  /// Layout of head H's rows [head_dim][DIn] of W_query, W_key or W_value.
+  template <std::size_t H>
+  using weight_head_layout = weight_split_layout<H, NumHeads, DOut, DIn>;
 
-  linear<T, DIn, DOut, QkvBias> w_query;  ///< W_query: weight [DOut][DIn], rows split by head
-  linear<T, DIn, DOut, QkvBias> w_key;    ///< W_key: weight [DOut][DIn], rows split by head
-  linear<T, DIn, DOut, QkvBias> w_value;  ///< W_value: weight [DOut][DIn], rows split by head
-  linear<T, DOut, DOut, true> out_proj;   ///< out_proj: weight [DOut][DOut], bias [DOut]
+  linear<T, detail::at_least_1<DIn>, layout_d_out_, QkvBias>
+      w_query;  ///< W_query: weight [DOut][DIn], rows split by head
+  linear<T, detail::at_least_1<DIn>, layout_d_out_, QkvBias>
+      w_key;  ///< W_key: weight [DOut][DIn], rows split by head
+  linear<T, detail::at_least_1<DIn>, layout_d_out_, QkvBias>
+      w_value;  ///< W_value: weight [DOut][DIn], rows split by head
+  linear<T, layout_d_out_, layout_d_out_, true>
+      out_proj;  ///< out_proj: weight [DOut][DOut], bias [DOut]
   T dropout = T(0);                       ///< dropout probability (training only)
 
   /// Intermediates of one forward call: Q, K, V and the concatenated context,
@@ -94,14 +154,19 @@ struct multi_head_attention {
   /// [H*head_dim, (H+1)*head_dim) of W_query, W_key and W_value.
   template <std::size_t H>
   struct head_weights_type {
-    block_view<const T, weight_split_layout<H, NumHeads, DOut, DIn>> query, key, value;
+    static_assert(detail::index_below<H, NumHeads>,
+                  "mha::multi_head_attention::head_weights: head index H must be less than "
+                  "NumHeads");
+    static constexpr std::size_t h_ = detail::clamp_index<H, NumHeads>;
+    block_view<const T, weight_split_layout<h_, NumHeads, DOut, DIn>> query, key, value;
   };
   /// Head H's weight split (see head_weights_type). Error if H >= NumHeads.
   template <std::size_t H>
   constexpr head_weights_type<H> head_weights() const noexcept {
-    return {weight_split_view<H, NumHeads>(w_query.weight),
-            weight_split_view<H, NumHeads>(w_key.weight),
-            weight_split_view<H, NumHeads>(w_value.weight)};
+    constexpr std::size_t h = detail::clamp_index<H, NumHeads>;
+    return {weight_split_view<h, NumHeads>(w_query.weight),
+            weight_split_view<h, NumHeads>(w_key.weight),
+            weight_split_view<h, NumHeads>(w_value.weight)};
   }
 
  private:

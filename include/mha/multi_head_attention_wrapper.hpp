@@ -10,6 +10,7 @@
 #include <mha/block_layout.hpp>
 #include <mha/block_view.hpp>
 #include <mha/causal_attention.hpp>
+#include <mha/detail/contracts.hpp>
 #include <mha/detail/module_interface.hpp>
 #include <mha/tensor.hpp>
 
@@ -45,7 +46,8 @@ struct repeated_tuple<X, std::index_sequence<I...>> {
 template <class T, std::size_t DIn, std::size_t DOut, std::size_t ContextLength,
           std::size_t NumHeads, bool QkvBias = false>
 struct multi_head_attention_wrapper {
-  static_assert(NumHeads > 0, "mha::multi_head_attention_wrapper: NumHeads must be greater than 0");
+  static_assert(detail::greater_than_zero<NumHeads>,
+                "mha::multi_head_attention_wrapper: NumHeads must be greater than 0");
 
   /// Type of one head.
   using head_type = causal_attention<T, DIn, DOut, ContextLength, QkvBias>;
@@ -58,26 +60,74 @@ struct multi_head_attention_wrapper {
   static constexpr std::size_t output_width = NumHeads * DOut;   ///< concatenated width
   static constexpr bool qkv_bias = QkvBias;
   static constexpr std::size_t parameter_count = NumHeads * head_type::parameter_count;
-  /// Offset of head H's block in a row of the concatenated output.
+
+ private:
+  /// Column offset H * DOut of head H's block of the output, after checking H.
   template <std::size_t H>
-  static constexpr std::size_t head_offset = head_layout<H, NumHeads, 1, 1, output_width>::offset;
+  static consteval std::size_t head_column_offset_() noexcept {
+    static_assert(detail::index_below<H, NumHeads>,
+                  "mha::multi_head_attention_wrapper: head index H must be less than NumHeads");
+    return detail::clamp_index<H, NumHeads> * DOut;
+  }
+
+ public:
+  /// Offset of head H's block in a row of the concatenated output (= H * DOut).
+  template <std::size_t H>
+  static constexpr std::size_t head_offset = head_column_offset_<H>();
+
+  // Head layout introspection. Every head computes its own Q, K, V, each
+  // [Batch][Tokens][DOut], in the shared workspace (so each head's block is
+  // the whole workspace tensor: offset 0, row stride DOut), and writes its
+  // context into columns [H*DOut, (H+1)*DOut) of the concatenated output
+  // [Batch][Tokens][NumHeads*DOut] (book section 3.6.1, torch.cat(dim=-1)).
+  /// Elements between consecutive token rows of a head's Q, K and V (= DOut).
+  static constexpr std::size_t qkv_row_stride = DOut;
+  /// Elements between consecutive token rows of the concatenated context
+  /// (= the output, NumHeads * DOut).
+  static constexpr std::size_t context_row_stride = output_width;
+  /// Layout of head H's Q, K or V for a [Batch][Tokens] input: the whole
+  /// [Batch][Tokens][DOut] workspace tensor (offset 0). Error if H >= NumHeads.
+  template <std::size_t H, std::size_t Batch, std::size_t Tokens>
+  struct qkv_head_layout : block_layout<Batch, Tokens, DOut, Tokens * DOut, DOut, 0> {
+    static_assert(detail::index_below<H, NumHeads>,
+                  "mha::multi_head_attention_wrapper: head index H must be less than NumHeads");
+    static constexpr std::size_t head = H;  ///< which head
+  };
+  /// Column offset of head H's block in a row of its Q (always 0).
+  template <std::size_t H>
+  static constexpr std::size_t query_offset = qkv_head_layout<H, 1, 1>::offset;
+  /// Column offset of head H's block in a row of its K (always 0).
+  template <std::size_t H>
+  static constexpr std::size_t key_offset = query_offset<H>;
+  /// Column offset of head H's block in a row of its V (always 0).
+  template <std::size_t H>
+  static constexpr std::size_t value_offset = query_offset<H>;
+  /// Column offset of head H's block in a row of the concatenated context (= H * DOut).
+  template <std::size_t H>
+  static constexpr std::size_t context_offset = head_offset<H>;
+  /// Layout of head H's block of the concatenated context
+  /// [Batch][Tokens][NumHeads*DOut].
+  template <std::size_t H, std::size_t Batch, std::size_t Tokens>
+  using context_head_layout = head_layout<H, NumHeads, Batch, Tokens, output_width>;
 
   /// The heads, head 0 first.
-  typename detail::repeated_tuple<head_type, std::make_index_sequence<NumHeads>>::type heads;
+  typename detail::repeated_tuple<head_type,
+                                  std::make_index_sequence<detail::at_least_1<NumHeads>>>::type
+      heads;
 
   /// Head H (compile-time index). Error if H >= NumHeads.
   template <std::size_t H>
   constexpr head_type& head() noexcept {
-    static_assert(H < NumHeads,
+    static_assert(detail::index_below<H, NumHeads>,
                   "mha::multi_head_attention_wrapper::head: head index H must be less than NumHeads");
-    return boost::hana::at_c<H>(heads);
+    return boost::hana::at_c<detail::clamp_index<H, NumHeads>>(heads);
   }
   /// Head H (compile-time index), read-only. Error if H >= NumHeads.
   template <std::size_t H>
   constexpr const head_type& head() const noexcept {
-    static_assert(H < NumHeads,
+    static_assert(detail::index_below<H, NumHeads>,
                   "mha::multi_head_attention_wrapper::head: head index H must be less than NumHeads");
-    return boost::hana::at_c<H>(heads);
+    return boost::hana::at_c<detail::clamp_index<H, NumHeads>>(heads);
   }
 
   /// Workspace of one forward call: one head's Q, K, V, reused by every head.

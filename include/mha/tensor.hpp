@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include <mha/config.hpp>
+#include <mha/detail/contracts.hpp>
 
 namespace mha {
 
@@ -19,15 +20,20 @@ namespace mha {
 ///    (ROM) data.
 /// Element `x(i, j, k)` lives at `data()[(i * E1 + j) * E2 + k]`.
 ///
-/// Compile-time errors: rank 0, a zero extent, a non-floating `T`, or the
-/// wrong number of indices in `operator()` are `static_assert`s starting with
-/// "mha::tensor". Indices are checked with `MHA_ASSERT` in debug builds only.
+/// Compile-time errors (`static_assert`s starting with "mha::tensor", see
+/// docs/diagnostics.md): rank 0, a zero extent, a non-floating `T`, the wrong
+/// number of indices in `operator()`, and assigning or converting a tensor of
+/// another shape or element type to this one (e.g. a [3][2] weight into a
+/// module's [2][3] `weight` member). Indices are checked with `MHA_ASSERT` in
+/// debug builds only.
 template <class T, std::size_t... Extents>
 struct tensor {
   static_assert(std::is_floating_point_v<T>,
                 "mha::tensor: T must be a floating-point type (float or double)");
-  static_assert(sizeof...(Extents) >= 1, "mha::tensor: rank must be at least 1");
-  static_assert(((Extents > 0) && ...), "mha::tensor: every extent must be greater than 0");
+  static_assert(detail::greater_than_zero<sizeof...(Extents)>,
+                "mha::tensor: rank must be at least 1 (give at least one extent)");
+  static_assert(detail::all_greater_than_zero<Extents...>,
+                "mha::tensor: every extent must be greater than 0");
 
   /// Element type.
   using value_type = T;
@@ -36,10 +42,11 @@ struct tensor {
   /// Extent of every dimension, outermost first.
   static constexpr std::array<std::size_t, rank> extents{Extents...};
   /// Total number of elements (product of the extents).
-  static constexpr std::size_t size = (Extents * ...);
+  static constexpr std::size_t size = (std::size_t{1} * ... * Extents);
 
   /// The elements, row-major. Public so that the type stays an aggregate.
-  T elements[size];
+  /// (The `> 0` guard only keeps a zero extent down to the one error above.)
+  T elements[size > 0 ? size : 1];
 
   /// Pointer to the first of `size` contiguous elements.
   constexpr T* data() noexcept { return elements; }
@@ -68,17 +75,44 @@ struct tensor {
   /// Row-major offset of the element at `index...`.
   template <class... Index>
   static constexpr std::size_t offset_of(Index... index) noexcept {
-    static_assert(sizeof...(Index) == rank,
+    static_assert(detail::index_count_equals_rank<sizeof...(Index), rank>,
                   "mha::tensor::operator(): the number of indices must equal the tensor's rank");
     static_assert((std::is_integral_v<Index> && ...),
                   "mha::tensor::operator(): indices must be integers");
-    const std::size_t idx[] = {static_cast<std::size_t>(index)...};
-    std::size_t off = 0;
-    for (std::size_t d = 0; d < rank; ++d) {
-      MHA_ASSERT(idx[d] < extents[d]);
-      off = off * extents[d] + idx[d];
+    if constexpr (sizeof...(Index) != rank || sizeof...(Index) == 0) {
+      return 0;
+    } else {
+      const std::size_t idx[] = {static_cast<std::size_t>(index)...};
+      std::size_t off = 0;
+      for (std::size_t d = 0; d < rank; ++d) {
+        MHA_ASSERT(idx[d] < extents[d]);
+        off = off * extents[d] + idx[d];
+      }
+      return off;
     }
-    return off;
+  }
+
+  /// Assigning a tensor of another shape or element type is a compile-time
+  /// error whose message is ours (instead of "no match for operator="); the
+  /// diagnostic shows both tensor types. Same-type assignment uses the
+  /// implicit copy/move assignment, so the type stays a trivially copyable
+  /// aggregate. Fix: assign a tensor<T, Extents...>, or copy elementwise.
+  template <class U, std::size_t... F>
+  constexpr tensor& operator=(const tensor<U, F...>&) noexcept {
+    static_assert(detail::assignable_tensor<tensor<U, F...>, tensor>,
+                  "mha::tensor: cannot assign a tensor of a different shape or element type");
+    return *this;
+  }
+  /// Converting (initialising, e.g. a module's `weight` member in aggregate
+  /// initialisation, or passing) a tensor to a tensor type of another shape or
+  /// element type is a compile-time error with our message, like assignment.
+  template <class U, std::size_t... F>
+    requires(!std::is_same_v<tensor<U, F...>, tensor>)
+  constexpr operator tensor<U, F...>() const noexcept {
+    static_assert(detail::assignable_tensor<tensor, tensor<U, F...>>,
+                  "mha::tensor: cannot initialise a tensor from a tensor of a different shape or "
+                  "element type");
+    return tensor<U, F...>{};
   }
 
   friend constexpr bool operator==(const tensor& a, const tensor& b) noexcept {

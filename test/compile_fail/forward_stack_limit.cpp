@@ -1,0 +1,26 @@
+// compile-fail case: forward(x): stack workspace over MHA_STACK_WORKSPACE_LIMIT.
+// Must fail with: mha::causal_attention::forward: the workspace for this batch and token count exceeds MHA_STACK_WORKSPACE_LIMIT
+// With -DMHA_CF_OK (one token changed) it must compile.
+#ifndef MHA_CF_OK
+#define MHA_STACK_WORKSPACE_LIMIT 64  // the workspace is 3 * 6 * 2 floats = 144 bytes
+#else
+#define MHA_STACK_WORKSPACE_LIMIT 1024  // the workspace is 3 * 6 * 2 floats = 144 bytes
+#endif
+#include <cstddef>
+
+#include <mha/causal_attention.hpp>
+
+int main() {
+#ifndef MHA_CF_OK
+  const mha::causal_attention<float, 3, 2, 6> m{};
+  const mha::tensor<float, 6, 3> x{};
+  auto y = m(x);
+  (void)y;
+#else
+  const mha::causal_attention<float, 3, 2, 6> m{};
+  const mha::tensor<float, 6, 3> x{};
+  auto y = m(x);
+  (void)y;
+#endif
+  return 0;
+}

@@ -1,0 +1,180 @@
+// Issue 3, section 3: compile-time introspection. Every static constexpr
+// member and layout alias of the three modules is checked with
+// static_assert against values derived by hand from the book's definitions
+// (head_dim = d_out / num_heads, head h owns columns [h*head_dim,
+// (h+1)*head_dim) of Q, K, V and of the context; the wrapper concatenates
+// whole heads of width d_out). The GPT-2 parameter count is the book's
+// Exercise 3.3 answer (2,360,064). A head view is exactly one pointer.
+#include <catch2/catch.hpp>
+
+#include <cstddef>
+#include <type_traits>
+#include <utility>
+
+#include <mha/mha.hpp>
+
+namespace {
+
+// ---------------------------------------------------------------- tensor
+using t263 = mha::tensor<float, 2, 6, 3>;
+static_assert(t263::rank == 3 && t263::size == 36);
+static_assert(t263::extents[0] == 2 && t263::extents[1] == 6 && t263::extents[2] == 3);
+static_assert(t263::extent(2) == 3 && t263::offset_of(1, 2, 1) == (1 * 6 + 2) * 3 + 1);
+static_assert(std::is_same_v<t263::value_type, float>);
+// still a trivially copyable standard-layout aggregate despite the
+// static_assert-ing converting assignment/conversion templates
+static_assert(std::is_aggregate_v<t263> && std::is_trivially_copyable_v<t263> &&
+              std::is_trivial_v<t263> && std::is_standard_layout_v<t263>);
+static_assert(sizeof(t263) == 36 * sizeof(float));
+static_assert(mha::is_tensor_v<t263> && !mha::is_tensor_v<float>);
+// same-shape copy assignment still works in constant expressions
+constexpr t263 copy_assigned() {
+  t263 a{};
+  t263 b{};
+  b.elements[7] = 2.5f;
+  a = b;
+  a = t263{};
+  a = b;
+  return a;
+}
+static_assert(copy_assigned().elements[7] == 2.5f && copy_assigned().elements[0] == 0.0f);
+// and the different-shape templates are there (using them is the compile-fail test)
+static_assert(std::is_assignable_v<mha::tensor<float, 2, 3>&, const mha::tensor<float, 2, 3>&>);
+
+// ---------------------------------------------------------------- linear
+using lin = mha::linear<float, 3, 2, true>;
+using lin_nb = mha::linear<double, 5, 7, false>;
+static_assert(lin::in_features == 3 && lin::out_features == 2 && lin::has_bias);
+static_assert(lin::parameter_count == 2 * 3 + 2);
+static_assert(!lin_nb::has_bias && lin_nb::parameter_count == 35);
+static_assert(std::is_same_v<decltype(lin::weight), mha::tensor<float, 2, 3>>);
+static_assert(std::is_same_v<decltype(lin::bias), mha::tensor<float, 2>>);
+static_assert(std::is_same_v<decltype(lin_nb::weight), mha::tensor<double, 7, 5>>);
+static_assert(std::is_aggregate_v<lin> && std::is_trivially_copyable_v<lin>);
+
+// ---------------------------------------------------------------- causal_attention
+using ca = mha::causal_attention<float, 3, 2, 6>;
+static_assert(ca::d_in == 3 && ca::d_out == 2 && ca::context_length == 6);
+static_assert(ca::num_heads == 1 && ca::head_dim == 2 && ca::output_width == 2);
+static_assert(!ca::qkv_bias && ca::parameter_count == 3 * 2 * 3);
+static_assert(mha::causal_attention<double, 5, 7, 9, true>::parameter_count == 3 * (7 * 5 + 7));
+static_assert(ca::qkv_row_stride == 2 && ca::context_row_stride == 2);
+static_assert(ca::query_offset<0> == 0 && ca::key_offset<0> == 0 && ca::value_offset<0> == 0 &&
+              ca::context_offset<0> == 0);
+using ca_q = ca::qkv_head_layout<0, 2, 6>;
+static_assert(ca_q::batch == 2 && ca_q::rows == 6 && ca_q::cols == 2);
+static_assert(ca_q::offset == 0 && ca_q::row_stride == 2 && ca_q::batch_stride == 12 &&
+              ca_q::col_stride == 1 && ca_q::required_span_size == 24);
+static_assert(std::is_same_v<ca::context_head_layout<0, 2, 6>, ca_q>);
+static_assert(ca::weight_head_layout<0>::rows == 2 && ca::weight_head_layout<0>::cols == 3 &&
+              ca::weight_head_layout<0>::offset == 0);
+static_assert(ca::score_divisor == mha::detail::sqrt(2.0f));
+static_assert(std::is_same_v<decltype(ca::w_query), mha::linear<float, 3, 2, false>>);
+static_assert(std::is_same_v<decltype(ca::w_query.weight), mha::tensor<float, 2, 3>>);
+static_assert(std::is_aggregate_v<ca> && std::is_trivially_copyable_v<ca>);
+// same-type module assignment still works in constant expressions (the
+// different-type assignment templates only exist to give our diagnostic)
+constexpr bool module_copy_assigned() {
+  ca a{};
+  ca b{};
+  b.w_key.weight(1, 2) = 3.0f;
+  a = b;
+  lin l{};
+  lin k{};
+  k.bias(1) = 2.0f;
+  l = k;
+  return a.w_key.weight(1, 2) == 3.0f && l.bias(1) == 2.0f;
+}
+static_assert(module_copy_assigned());
+using ca_ws = ca::workspace<2, 6>;
+static_assert(ca_ws::batch == 2 && ca_ws::tokens == 6 &&
+              std::is_same_v<decltype(ca_ws::query), mha::tensor<float, 2, 6, 2>>);
+
+// ---------------------------------------------------------------- wrapper
+using wr = mha::multi_head_attention_wrapper<float, 3, 2, 6, 2>;
+static_assert(wr::d_in == 3 && wr::d_out == 2 && wr::context_length == 6);
+static_assert(wr::num_heads == 2 && wr::head_dim == 2 && wr::output_width == 4);
+static_assert(wr::parameter_count == 2 * 3 * 2 * 3);
+static_assert(std::is_same_v<wr::head_type, ca>);
+// each head: own Q/K/V (offset 0, stride d_out); context = columns [2h, 2h+2) of the output
+static_assert(wr::qkv_row_stride == 2 && wr::context_row_stride == 4);
+static_assert(wr::query_offset<0> == 0 && wr::query_offset<1> == 0 && wr::key_offset<1> == 0 &&
+              wr::value_offset<1> == 0);
+static_assert(wr::context_offset<0> == 0 && wr::context_offset<1> == 2);
+static_assert(wr::head_offset<0> == 0 && wr::head_offset<1> == 2);
+using wr_c1 = wr::context_head_layout<1, 2, 6>;
+static_assert(wr_c1::offset == 2 && wr_c1::cols == 2 && wr_c1::row_stride == 4 &&
+              wr_c1::batch_stride == 24 && wr_c1::required_span_size == 48);
+using wr_q1 = wr::qkv_head_layout<1, 2, 6>;
+static_assert(wr_q1::offset == 0 && wr_q1::cols == 2 && wr_q1::row_stride == 2 &&
+              wr_q1::batch_stride == 12 && wr_q1::head == 1);
+// Exercise 3.2: d_out = 1, two heads -> 2-dim output
+using ex32 = mha::multi_head_attention_wrapper<float, 3, 1, 6, 2>;
+static_assert(ex32::output_width == 2 && ex32::context_offset<1> == 1 &&
+              ex32::context_row_stride == 2);
+static_assert(std::is_same_v<std::remove_cvref_t<decltype(std::declval<wr&>().head<1>())>, ca>);
+
+// ---------------------------------------------------------------- multi_head_attention
+using mh = mha::multi_head_attention<float, 3, 2, 6, 2>;
+static_assert(mh::d_in == 3 && mh::d_out == 2 && mh::context_length == 6);
+static_assert(mh::num_heads == 2 && mh::head_dim == 1 && mh::output_width == 2);
+static_assert(mh::parameter_count == 3 * 2 * 3 + 2 * 2 + 2);
+static_assert(mh::qkv_row_stride == 2 && mh::context_row_stride == 2);
+static_assert(mh::query_offset<1> == 1 && mh::key_offset<1> == 1 && mh::value_offset<1> == 1 &&
+              mh::context_offset<1> == 1 && mh::head_offset<1> == 1);
+
+// GPT-2 small attention (book Exercise 3.3): 768 -> 768, 12 heads of 64.
+using gpt2 = mha::multi_head_attention<float, 768, 768, 1024, 12>;
+static_assert(gpt2::head_dim == 64 && gpt2::output_width == 768);
+static_assert(gpt2::parameter_count == 2360064);
+static_assert(mha::multi_head_attention<float, 768, 768, 1024, 12, true>::parameter_count ==
+              2360064 + 3 * 768);
+static_assert(gpt2::query_offset<0> == 0 && gpt2::query_offset<5> == 320 &&
+              gpt2::key_offset<11> == 704 && gpt2::value_offset<11> == 704 &&
+              gpt2::context_offset<11> == 704);
+static_assert(gpt2::qkv_row_stride == 768 && gpt2::context_row_stride == 768);
+using g_q7 = gpt2::qkv_head_layout<7, 4, 1024>;  // batch 4, 1024 tokens
+static_assert(g_q7::batch == 4 && g_q7::rows == 1024 && g_q7::cols == 64);
+static_assert(g_q7::offset == 7 * 64 && g_q7::row_stride == 768 && g_q7::batch_stride == 1024 * 768);
+static_assert(g_q7::map(1, 2, 3) == 7 * 64 + 1 * 1024 * 768 + 2 * 768 + 3);
+static_assert(g_q7::required_span_size == 7 * 64 + 3 * 1024 * 768 + 1023 * 768 + 64);
+static_assert(std::is_same_v<gpt2::context_head_layout<7, 4, 1024>, g_q7>);
+static_assert(std::is_same_v<gpt2::head_layout_type<7, 4, 1024>, g_q7>);
+using g_w7 = gpt2::weight_head_layout<7>;  // rows [448, 512) of W_query [768][768]
+static_assert(g_w7::rows == 64 && g_w7::cols == 768 && g_w7::offset == 448 * 768 &&
+              g_w7::row_stride == 768);
+static_assert(gpt2::score_divisor == 8.0f);
+static_assert(std::is_same_v<decltype(gpt2::out_proj), mha::linear<float, 768, 768, true>>);
+static_assert(std::is_same_v<decltype(gpt2::w_key), mha::linear<float, 768, 768, false>>);
+
+// ---------------------------------------------------------------- views are one pointer
+static_assert(sizeof(mha::block_view<const float, g_q7>) == sizeof(void*));
+static_assert(sizeof(mha::block_view<double, g_w7>) == sizeof(void*));
+static_assert(sizeof(mh::head_weights_type<1>) == 3 * sizeof(void*));
+using q_tensor = mha::tensor<float, 2, 6, 768>;
+using hv = decltype(mha::head_view<11, 12>(std::declval<q_tensor&>()));
+using chv = decltype(mha::head_view<11, 12>(std::declval<const q_tensor&>()));
+static_assert(sizeof(hv) == sizeof(void*) && sizeof(chv) == sizeof(void*));
+static_assert(std::is_same_v<hv::layout_type, mha::head_layout<11, 12, 2, 6, 768>>);
+static_assert(hv::layout_type::offset == 704 && hv::cols == 64 && hv::rows == 6 && hv::batch == 2);
+static_assert(std::is_trivially_copyable_v<hv>);
+
+// views computed in a constant expression point where the layout says
+constexpr bool view_addresses_match() {
+  mha::tensor<float, 2, 3, 4> t{};
+  for (std::size_t i = 0; i < t.size; ++i) t.elements[i] = static_cast<float>(i);
+  const auto v = mha::head_view<1, 2>(t);  // columns [2, 4)
+  return v(1, 2, 1) == t(1, 2, 3) && v.row(0, 1) == &t(0, 1, 2) && v.base() == t.data();
+}
+static_assert(view_addresses_match());
+
+}  // namespace
+
+TEST_CASE("introspection is checked at compile time", "[introspection]") {
+  // Everything above is a static_assert; this run-time check only confirms
+  // that views built at run time point where the compile-time layout says.
+  mha::tensor<float, 2, 6, 768> q{};
+  const auto v = mha::head_view<11, 12>(q);
+  CHECK(v.row(1, 5) == q.data() + 704 + 1 * 6 * 768 + 5 * 768);
+  CHECK(view_addresses_match());
+}
