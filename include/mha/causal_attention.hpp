@@ -120,7 +120,7 @@ struct causal_attention {
     static constexpr std::size_t batch = Batch;
     static constexpr std::size_t tokens = Tokens;
     tensor<T, Batch, Tokens, DOut> query;  ///< Q [Batch][Tokens][DOut]
-    tensor<T, Batch, Tokens, DOut> key;    ///< K [Batch][Tokens][DOut]
+    tensor<T, Batch, Tokens, DOut> key;    ///< K [Batch][Tokens][DOut] (run time: K^T [Batch][DOut][Tokens])
     tensor<T, Batch, Tokens, DOut> value;  ///< V [Batch][Tokens][DOut]
   };
 
@@ -146,16 +146,32 @@ struct causal_attention {
     static_assert(Tokens >= 1 && Tokens <= ContextLength,
                   "mha::causal_attention::forward: token count N must not exceed ContextLength");
     using rows = detail::size_c<Batch * Tokens>;
-    w_query.apply_rows(x, rows{}, ws.query.data());
-    w_key.apply_rows(x, rows{}, ws.key.data());
-    w_value.apply_rows(x, rows{}, ws.value.data());
     using layout = head_layout<0, 1, Batch, Tokens, DOut>;
-    T scores[Tokens];
-    detail::causal_attention_head(
-        block_view<const T, layout>(ws.query.data()), block_view<const T, layout>(ws.key.data()),
-        block_view<const T, layout>(ws.value.data()), out, detail::size_c<Batch>{},
-        detail::size_c<Tokens>{}, detail::size_c<DOut>{}, score_divisor,
-        detail::dropout_state<T>::make(dropout, mode.seed, mode.training), head_index, scores);
+    const auto drop = detail::dropout_state<T>::make(dropout, mode.seed, mode.training);
+    w_query.apply_rows(x, rows{}, ws.query.data());
+    w_value.apply_rows(x, rows{}, ws.value.data());
+    if (std::is_constant_evaluated()) {
+      // Simple path (compile-time evaluation): K row-major, one score row at a time.
+      w_key.apply_rows(x, rows{}, ws.key.data());
+      T scores[Tokens];
+      detail::causal_attention_head(
+          block_view<const T, layout>(ws.query.data()), block_view<const T, layout>(ws.key.data()),
+          block_view<const T, layout>(ws.value.data()), out, detail::size_c<Batch>{},
+          detail::size_c<Tokens>{}, detail::size_c<DOut>{}, score_divisor, drop, head_index,
+          scores);
+    } else {
+      // Fast path (run time): ws.key holds K transposed, [Batch][DOut][Tokens].
+      using kt_layout = block_layout<Batch, DOut, Tokens, DOut * Tokens, Tokens, 0>;
+      detail::linear_rows_kt(x, detail::size_c<Batch>{}, detail::size_c<Tokens>{},
+                             detail::size_c<DIn>{}, w_key.weight.data(), detail::bias_data(w_key),
+                             detail::size_c<DOut>{}, ws.key.data());
+      T scores[detail::gemm::mr * Tokens];  // one block of score rows
+      detail::causal_attention_head_kt(
+          block_view<const T, layout>(ws.query.data()), block_view<const T, kt_layout>(ws.key.data()),
+          block_view<const T, layout>(ws.value.data()), out, detail::size_c<Batch>{},
+          detail::size_c<Tokens>{}, detail::size_c<DOut>{}, score_divisor, drop, head_index,
+          scores);
+    }
   }
 
  private:

@@ -145,7 +145,7 @@ struct multi_head_attention {
     static constexpr std::size_t batch = Batch;
     static constexpr std::size_t tokens = Tokens;
     tensor<T, Batch, Tokens, DOut> query;    ///< Q [Batch][Tokens][DOut]
-    tensor<T, Batch, Tokens, DOut> key;      ///< K [Batch][Tokens][DOut]
+    tensor<T, Batch, Tokens, DOut> key;      ///< K [Batch][Tokens][DOut] (run time: K^T [Batch][DOut][Tokens])
     tensor<T, Batch, Tokens, DOut> value;    ///< V [Batch][Tokens][DOut]
     tensor<T, Batch, Tokens, DOut> context;  ///< concatenated heads [Batch][Tokens][DOut]
   };
@@ -170,25 +170,49 @@ struct multi_head_attention {
   }
 
  private:
+  /// Layout of head H's keys in the transposed K [Batch][DOut][Tokens] that the
+  /// run-time fast path keeps in workspace::key: rows [H*head_dim, (H+1)*head_dim),
+  /// each holding one key component for all Tokens keys.
+  template <std::size_t H, std::size_t Batch, std::size_t Tokens>
+  using key_t_layout = block_layout<Batch, head_dim, Tokens, DOut * Tokens, Tokens, H * head_dim * Tokens>;
   template <std::size_t Batch, std::size_t Tokens>
   constexpr void run(const T* x, T* out, workspace<Batch, Tokens>& ws,
                      detail::forward_mode mode) const noexcept {
     static_assert(Tokens >= 1 && Tokens <= ContextLength,
                   "mha::multi_head_attention::forward: token count N must not exceed ContextLength");
     using rows = detail::size_c<Batch * Tokens>;
-    w_query.apply_rows(x, rows{}, ws.query.data());
-    w_key.apply_rows(x, rows{}, ws.key.data());
-    w_value.apply_rows(x, rows{}, ws.value.data());
     const auto drop = detail::dropout_state<T>::make(dropout, mode.seed, mode.training);
-    T scores[Tokens];
-    [&]<std::size_t... H>(std::index_sequence<H...>) {
-      (detail::causal_attention_head(
-           head_view<H, NumHeads>(std::as_const(ws.query)), head_view<H, NumHeads>(std::as_const(ws.key)),
-           head_view<H, NumHeads>(std::as_const(ws.value)), head_view<H, NumHeads>(ws.context),
-           detail::size_c<Batch>{}, detail::size_c<Tokens>{}, detail::size_c<head_dim>{},
-           score_divisor, drop, H, scores),
-       ...);
-    }(std::make_index_sequence<NumHeads>{});
+    w_query.apply_rows(x, rows{}, ws.query.data());
+    w_value.apply_rows(x, rows{}, ws.value.data());
+    if (std::is_constant_evaluated()) {
+      // Simple path (compile-time evaluation): K row-major, one score row at a time.
+      w_key.apply_rows(x, rows{}, ws.key.data());
+      T scores[Tokens];
+      [&]<std::size_t... H>(std::index_sequence<H...>) {
+        (detail::causal_attention_head(
+             head_view<H, NumHeads>(std::as_const(ws.query)), head_view<H, NumHeads>(std::as_const(ws.key)),
+             head_view<H, NumHeads>(std::as_const(ws.value)), head_view<H, NumHeads>(ws.context),
+             detail::size_c<Batch>{}, detail::size_c<Tokens>{}, detail::size_c<head_dim>{},
+             score_divisor, drop, H, scores),
+         ...);
+      }(std::make_index_sequence<NumHeads>{});
+    } else {
+      // Fast path (run time): ws.key holds K transposed, [Batch][DOut][Tokens]; head H's
+      // keys are its rows [H*head_dim, (H+1)*head_dim) (key_t_layout<H, ...>).
+      detail::linear_rows_kt(x, detail::size_c<Batch>{}, detail::size_c<Tokens>{},
+                             detail::size_c<DIn>{}, w_key.weight.data(), detail::bias_data(w_key),
+                             detail::size_c<DOut>{}, ws.key.data());
+      T scores[detail::gemm::mr * Tokens];  // one block of score rows
+      [&]<std::size_t... H>(std::index_sequence<H...>) {
+        (detail::causal_attention_head_kt(
+             head_view<H, NumHeads>(std::as_const(ws.query)),
+             block_view<const T, key_t_layout<H, Batch, Tokens>>(std::as_const(ws.key)),
+             head_view<H, NumHeads>(std::as_const(ws.value)), head_view<H, NumHeads>(ws.context),
+             detail::size_c<Batch>{}, detail::size_c<Tokens>{}, detail::size_c<head_dim>{},
+             score_divisor, drop, H, scores),
+         ...);
+      }(std::make_index_sequence<NumHeads>{});
+    }
     out_proj.apply_rows(ws.context.data(), rows{}, out);
   }
 

@@ -100,12 +100,15 @@ class causal_attention {
     const std::size_t rows = batch * tokens;
     ws.reserve_for(rows * d_out_, tokens);
     w_query.apply_rows(x, rows, ws.query.data());
-    w_key.apply_rows(x, rows, ws.key.data());
     w_value.apply_rows(x, rows, ws.value.data());
+    // ws.key holds K transposed, [batch][d_out][tokens] (the fixed twin's fast path).
+    w_key.check_parameters();
+    detail::linear_rows_kt(x, batch, tokens, d_in_, w_key.weight.data(),
+                           qkv_bias_ ? w_key.bias.data() : nullptr, d_out_, ws.key.data());
     const std::size_t stride = tokens * d_out_;
     using cview = detail::runtime_view<const T>;
-    detail::causal_attention_head(
-        cview{ws.query.data(), 0, stride, d_out_}, cview{ws.key.data(), 0, stride, d_out_},
+    detail::causal_attention_head_kt(
+        cview{ws.query.data(), 0, stride, d_out_}, cview{ws.key.data(), 0, stride, tokens},
         cview{ws.value.data(), 0, stride, d_out_},
         detail::runtime_view<T>{out_base, out_offset, tokens * out_row_stride, out_row_stride},
         batch, tokens, d_out_, static_cast<T>(std::sqrt(static_cast<T>(d_out_))),

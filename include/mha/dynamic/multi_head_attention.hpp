@@ -123,8 +123,12 @@ class multi_head_attention {
     const std::size_t rows = s.batch * s.tokens;
     ws.reserve_for(rows * d_out_, s.tokens);
     w_query.apply_rows(x.data(), rows, ws.query.data());
-    w_key.apply_rows(x.data(), rows, ws.key.data());
     w_value.apply_rows(x.data(), rows, ws.value.data());
+    // ws.key holds K transposed, [batch][d_out][tokens] (the fixed twin's fast path);
+    // head h's keys are its rows [h*head_dim, (h+1)*head_dim).
+    w_key.check_parameters();
+    detail::linear_rows_kt(x.data(), s.batch, s.tokens, d_in_, w_key.weight.data(),
+                           qkv_bias_ ? w_key.bias.data() : nullptr, d_out_, ws.key.data());
     const std::size_t hd = head_dim();
     const std::size_t stride = s.tokens * d_out_;
     const T divisor = static_cast<T>(std::sqrt(static_cast<T>(hd)));
@@ -132,11 +136,11 @@ class multi_head_attention {
     using cview = detail::runtime_view<const T>;
     for (std::size_t h = 0; h < num_heads_; ++h) {
       const std::size_t off = h * hd;
-      detail::causal_attention_head(cview{ws.query.data(), off, stride, d_out_},
-                                    cview{ws.key.data(), off, stride, d_out_},
-                                    cview{ws.value.data(), off, stride, d_out_},
-                                    detail::runtime_view<T>{ws.context.data(), off, stride, d_out_},
-                                    s.batch, s.tokens, hd, divisor, drop, h, ws.scores.data());
+      detail::causal_attention_head_kt(cview{ws.query.data(), off, stride, d_out_},
+                                       cview{ws.key.data(), off * s.tokens, stride, s.tokens},
+                                       cview{ws.value.data(), off, stride, d_out_},
+                                       detail::runtime_view<T>{ws.context.data(), off, stride, d_out_},
+                                       s.batch, s.tokens, hd, divisor, drop, h, ws.scores.data());
     }
     out_proj.apply_rows(ws.context.data(), rows, out.data());
   }

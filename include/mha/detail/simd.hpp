@@ -1,0 +1,187 @@
+// mha/detail/simd.hpp -- portable short vectors (GCC/Clang vector extensions)
+// for the run-time fast path of the kernels, with a vectorised e^x for float.
+//
+// Nothing here requires a particular instruction set: the vector width follows
+// the target the user compiles for (64 bytes with AVX-512, 32 with AVX, 16
+// otherwise, where SSE2/NEON-class registers exist), and the compiler lowers
+// the generic vector operations to whatever that target has. Only used at run
+// time (never in constant evaluation).
+#pragma once
+
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <utility>
+
+namespace mha::detail::simd {
+
+#if defined(__AVX512F__)
+inline constexpr std::size_t vector_bytes = 64;
+#elif defined(__AVX__)
+inline constexpr std::size_t vector_bytes = 32;
+#else
+inline constexpr std::size_t vector_bytes = 16;
+#endif
+
+template <class T>
+struct vec_of;
+template <>
+struct vec_of<float> {
+  typedef float type __attribute__((vector_size(vector_bytes)));
+  typedef std::int32_t int_type __attribute__((vector_size(vector_bytes)));
+  using int_elem = std::int32_t;
+};
+template <>
+struct vec_of<double> {
+  typedef double type __attribute__((vector_size(vector_bytes)));
+  typedef std::int64_t int_type __attribute__((vector_size(vector_bytes)));
+  using int_elem = std::int64_t;
+};
+
+/// The vector of T of the target's natural width.
+template <class T>
+using vec = typename vec_of<T>::type;
+
+/// Number of T in a vec<T>.
+template <class T>
+inline constexpr std::size_t lanes = vector_bytes / sizeof(T);
+
+/// Unaligned load of lanes<T> elements from p.
+template <class T>
+__attribute__((always_inline)) inline vec<T> load(const T* p) noexcept {
+  vec<T> v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+/// Unaligned store of lanes<T> elements to p.
+template <class T>
+__attribute__((always_inline)) inline void store(T* p, vec<T> v) noexcept {
+  std::memcpy(p, &v, sizeof v);
+}
+/// Load of the first n (<= lanes<T>) elements from p; the other lanes are 0.
+template <class T>
+__attribute__((always_inline)) inline vec<T> load_partial(const T* p, std::size_t n) noexcept {
+  vec<T> v{};
+  std::memcpy(&v, p, n * sizeof(T));
+  return v;
+}
+/// Load of the first n (<= lanes<T>) elements from p; the other lanes hold `fill`.
+template <class T>
+__attribute__((always_inline)) inline vec<T> load_partial(const T* p, std::size_t n, T fill) noexcept {
+  vec<T> v = vec<T>{} + fill;
+  std::memcpy(&v, p, n * sizeof(T));
+  return v;
+}
+/// v with the lanes from n on set to 0.
+template <class T>
+__attribute__((always_inline)) inline vec<T> keep_first(vec<T> v, std::size_t n) noexcept {
+  using I = typename vec_of<T>::int_type;
+  I index{};
+  using E = typename vec_of<T>::int_elem;
+  for (std::size_t l = 0; l < lanes<T>; ++l) index[l] = static_cast<E>(l);
+  return index < static_cast<E>(n) ? v : vec<T>{};
+}
+/// Store of the first n (<= lanes<T>) lanes of v to p.
+template <class T>
+__attribute__((always_inline)) inline void store_partial(T* p, vec<T> v, std::size_t n) noexcept {
+  std::memcpy(p, &v, n * sizeof(T));
+}
+/// Every lane equal to s.
+template <class T>
+__attribute__((always_inline)) inline vec<T> broadcast(T s) noexcept {
+  return vec<T>{} + s;
+}
+/// Lane-wise maximum.
+template <class T>
+__attribute__((always_inline)) inline vec<T> max(vec<T> a, vec<T> b) noexcept {
+  return a > b ? a : b;
+}
+/// Lane-wise minimum.
+template <class T>
+__attribute__((always_inline)) inline vec<T> min(vec<T> a, vec<T> b) noexcept {
+  return a < b ? a : b;
+}
+/// Lane l of the result is lane (l + W) mod lanes of v.
+template <std::size_t W, class T, std::size_t... I>
+__attribute__((always_inline)) inline vec<T> rotate(vec<T> v, std::index_sequence<I...>) noexcept {
+#if defined(__clang__) || (defined(__GNUC__) && __GNUC__ >= 12)
+  return __builtin_shufflevector(v, v, ((I + W) % sizeof...(I))...);
+#else
+  return vec<T>{v[(I + W) % sizeof...(I)]...};
+#endif
+}
+/// Pairwise tree over the lanes: lane l combined with lane l + w for
+/// w = L/2, L/4, ..., 1 (a fixed order), result in lane 0.
+template <std::size_t W, class T, class Op>
+__attribute__((always_inline)) inline T tree_reduce(vec<T> v, Op op) noexcept {
+  if constexpr (W == 0) {
+    return v[0];
+  } else {
+    v = op(v, rotate<W, T>(v, std::make_index_sequence<lanes<T>>{}));
+    return tree_reduce<W / 2, T>(v, op);
+  }
+}
+/// Maximum of the lanes.
+template <class T>
+__attribute__((always_inline)) inline T reduce_max(vec<T> v) noexcept {
+  return tree_reduce<lanes<T> / 2, T>(v, [](vec<T> a, vec<T> b) { return a > b ? a : b; });
+}
+/// Sum of the lanes in a fixed order (pairwise tree, see tree_reduce).
+template <class T>
+__attribute__((always_inline)) inline T reduce_sum(vec<T> v) noexcept {
+  return tree_reduce<lanes<T> / 2, T>(v, [](vec<T> a, vec<T> b) { return a + b; });
+}
+
+/// simd::exp for one float, usable in constant evaluation: the same
+/// operations in the same order as one lane of the vector version, so both
+/// give the same value wherever the target does not fuse multiply-adds.
+constexpr float exp_scalar(float x) noexcept {
+  x = x > -87.33654f ? x : -87.33654f;
+  x = x < 88.0f ? x : 88.0f;
+  constexpr float round_magic = 12582912.0f;
+  const float t = x * 1.44269504088896341f + round_magic;
+  const float n = t - round_magic;
+  float r = x - n * 0.693359375f;
+  r = r - n * -2.12194440e-4f;
+  float p = r * (1.0f / 720.0f) + (1.0f / 120.0f);
+  p = p * r + (1.0f / 24.0f);
+  p = p * r + (1.0f / 6.0f);
+  p = p * r + 0.5f;
+  p = p * r + 1.0f;
+  p = p * r + 1.0f;
+  const std::int32_t ni = std::bit_cast<std::int32_t>(t) - 0x4B400000;
+  const std::int32_t bits = static_cast<std::int32_t>(static_cast<std::uint32_t>(ni + 127) << 23);
+  return p * std::bit_cast<float>(bits);
+}
+
+/// e^x lane-wise for float, for x <= 88 (softmax arguments are <= 0).
+/// Cody-Waite reduction x = n ln2 + r with |r| <= ln2/2 (ln2 split in a high
+/// and a low part as in Cephes' expf), degree-6 Taylor polynomial of e^r
+/// (truncation error < 2e-7 relative, about 1-2 ulp), times 2^n built from the
+/// exponent bits. Inputs below -87.33 give the smallest normal float (~1.2e-38)
+/// instead of a denormal or 0; this is below float resolution next to the
+/// row maximum's weight of 1.
+__attribute__((always_inline)) inline vec<float> exp(vec<float> x) noexcept {
+  using vf = vec<float>;
+  using vi = typename vec_of<float>::int_type;
+  x = max<float>(x, broadcast(-87.33654f));
+  x = min<float>(x, broadcast(88.0f));
+  constexpr float round_magic = 12582912.0f;  // 1.5 * 2^23: adding it rounds to an integer
+  const vf t = x * 1.44269504088896341f + round_magic;
+  const vf n = t - round_magic;
+  vf r = x - n * 0.693359375f;
+  r = r - n * -2.12194440e-4f;
+  vf p = r * (1.0f / 720.0f) + (1.0f / 120.0f);
+  p = p * r + (1.0f / 24.0f);
+  p = p * r + (1.0f / 6.0f);
+  p = p * r + 0.5f;
+  p = p * r + 1.0f;
+  p = p * r + 1.0f;
+  // t's low mantissa bits hold n (two's complement) above 0x4B400000.
+  const vi ni = std::bit_cast<vi>(t) - 0x4B400000;
+  const vi bits = (ni + 127) << 23;
+  return p * std::bit_cast<vf>(bits);
+}
+
+}  // namespace mha::detail::simd
