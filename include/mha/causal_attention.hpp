@@ -84,7 +84,9 @@ struct causal_attention {
   /// Column offset of head H's block in a row of Q (only H = 0 exists).
   template <std::size_t H>
   static constexpr std::size_t query_offset = head_column_offset_<H>();
-  /// Column offset of head H's block in a row of K.
+  /// Column offset of head H's block in a row of the book's logical
+  /// [Batch][Tokens][DOut] K (at run time the workspace stores K transposed,
+  /// [Batch][DOut][Tokens]; the constant-evaluation path keeps it row-major).
   template <std::size_t H>
   static constexpr std::size_t key_offset = head_column_offset_<H>();
   /// Column offset of head H's block in a row of V.

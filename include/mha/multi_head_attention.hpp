@@ -105,7 +105,10 @@ struct multi_head_attention {
   /// Column offset of head H's block in a row of Q (= H * head_dim).
   template <std::size_t H>
   static constexpr std::size_t query_offset = head_column_offset_<H>();
-  /// Column offset of head H's block in a row of K (= H * head_dim).
+  /// Column offset of head H's block in a row of K (= H * head_dim) in the
+  /// book's logical [Batch][Tokens][DOut] K (and in the constant-evaluation
+  /// path). At run time the workspace stores K transposed, [Batch][DOut][Tokens],
+  /// where head H's keys are the rows [H*head_dim, (H+1)*head_dim) instead.
   template <std::size_t H>
   static constexpr std::size_t key_offset = head_column_offset_<H>();
   /// Column offset of head H's block in a row of V (= H * head_dim).
