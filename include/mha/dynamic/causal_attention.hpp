@@ -9,6 +9,7 @@
 
 #include <mha/detail/dropout.hpp>
 #include <mha/detail/dynamic_checks.hpp>
+#include <mha/detail/dynamic_module.hpp>
 #include <mha/detail/kernels.hpp>
 #include <mha/dynamic/linear.hpp>
 #include <mha/dynamic/tensor.hpp>
@@ -26,7 +27,9 @@ namespace mha::dynamic {
 /// N > context_length, batch 0, wrong output shape, weights of a wrong shape,
 /// dropout outside [0, 1] in training.
 template <class T>
-class causal_attention {
+class causal_attention : public detail::dynamic_module<causal_attention<T>, T> {
+  friend class detail::dynamic_module<causal_attention<T>, T>;
+
  public:
   using value_type = T;
 
@@ -56,38 +59,9 @@ class causal_attention {
     return w_query.parameter_count() + w_key.parameter_count() + w_value.parameter_count();
   }
 
-  /// Inference forward (no dropout).
-  tensor<T> forward(const tensor<T>& x) const {
-    workspace<T> ws;
-    return forward_impl(x, ws, false, 0);
-  }
-  /// Same as forward(x).
-  tensor<T> operator()(const tensor<T>& x) const { return forward(x); }
-  /// Inference forward into `out` (shape of x with last extent d_out), reusing `ws`.
-  void forward(const tensor<T>& x, tensor<T>& out, workspace<T>& ws) const {
-    run(x, out, ws, false, 0);
-  }
-  /// Inference forward into `out` with a temporary workspace (allocates).
-  void forward(const tensor<T>& x, tensor<T>& out) const {
-    workspace<T> ws;
-    run(x, out, ws, false, 0);
-  }
-  /// Training-mode forward: dropout(p = `dropout`) on the attention weights,
-  /// kept weights scaled by 1/(1-p); the same mask as the fixed-size twin.
-  tensor<T> forward_training(const tensor<T>& x, std::uint64_t seed) const {
-    workspace<T> ws;
-    return forward_impl(x, ws, true, seed);
-  }
-  /// Training-mode forward into `out` with a temporary workspace (allocates).
-  void forward_training(const tensor<T>& x, tensor<T>& out, std::uint64_t seed) const {
-    workspace<T> ws;
-    run(x, out, ws, true, seed);
-  }
-  /// Training-mode forward into `out`, reusing `ws`.
-  void forward_training(const tensor<T>& x, tensor<T>& out, workspace<T>& ws,
-                        std::uint64_t seed) const {
-    run(x, out, ws, true, seed);
-  }
+  // forward(x), operator()(x), forward(x, out), forward(x, out, ws),
+  // forward_training(x, seed), forward_training(x, out, seed) and
+  // forward_training(x, out, ws, seed) come from detail::dynamic_module.
 
   /// Building block shared with multi_head_attention_wrapper: attention of
   /// x [batch][tokens][d_in] written to `out_base` at element offset
@@ -116,14 +90,6 @@ class causal_attention {
   }
 
  private:
-  tensor<T> forward_impl(const tensor<T>& x, workspace<T>& ws, bool training,
-                         std::uint64_t seed) const {
-    auto shape = x.shape();
-    shape.back() = d_out_;
-    tensor<T> out(shape);
-    run(x, out, ws, training, seed);
-    return out;
-  }
   void run(const tensor<T>& x, tensor<T>& out, workspace<T>& ws, bool training,
            std::uint64_t seed) const {
     const auto s =

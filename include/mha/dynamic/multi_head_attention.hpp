@@ -9,6 +9,7 @@
 
 #include <mha/detail/dropout.hpp>
 #include <mha/detail/dynamic_checks.hpp>
+#include <mha/detail/dynamic_module.hpp>
 #include <mha/detail/kernels.hpp>
 #include <mha/dynamic/linear.hpp>
 #include <mha/dynamic/tensor.hpp>
@@ -27,7 +28,9 @@ namespace mha::dynamic {
 /// divisible by num_heads, zero sizes, and the input/output/weight shape
 /// errors of causal_attention.
 template <class T>
-class multi_head_attention {
+class multi_head_attention : public detail::dynamic_module<multi_head_attention<T>, T> {
+  friend class detail::dynamic_module<multi_head_attention<T>, T>;
+
  public:
   using value_type = T;
 
@@ -61,37 +64,9 @@ class multi_head_attention {
            out_proj.parameter_count();
   }
 
-  /// Inference forward: [B][N][d_in] -> [B][N][d_out] (or rank 2).
-  tensor<T> forward(const tensor<T>& x) const {
-    workspace<T> ws;
-    return forward_impl(x, ws, false, 0);
-  }
-  /// Same as forward(x).
-  tensor<T> operator()(const tensor<T>& x) const { return forward(x); }
-  /// Inference forward into `out`, reusing `ws` (no allocation once ws is large enough).
-  void forward(const tensor<T>& x, tensor<T>& out, workspace<T>& ws) const {
-    run(x, out, ws, false, 0);
-  }
-  /// Inference forward into `out` with a temporary workspace (allocates).
-  void forward(const tensor<T>& x, tensor<T>& out) const {
-    workspace<T> ws;
-    run(x, out, ws, false, 0);
-  }
-  /// Training-mode forward, deterministic per seed (same mask as the fixed twin).
-  tensor<T> forward_training(const tensor<T>& x, std::uint64_t seed) const {
-    workspace<T> ws;
-    return forward_impl(x, ws, true, seed);
-  }
-  /// Training-mode forward into `out` with a temporary workspace (allocates).
-  void forward_training(const tensor<T>& x, tensor<T>& out, std::uint64_t seed) const {
-    workspace<T> ws;
-    run(x, out, ws, true, seed);
-  }
-  /// Training-mode forward into `out`, reusing `ws`.
-  void forward_training(const tensor<T>& x, tensor<T>& out, workspace<T>& ws,
-                        std::uint64_t seed) const {
-    run(x, out, ws, true, seed);
-  }
+  // forward(x), operator()(x), forward(x, out), forward(x, out, ws),
+  // forward_training(x, seed), forward_training(x, out, seed) and
+  // forward_training(x, out, ws, seed) come from detail::dynamic_module.
 
  private:
   static constexpr const char* api = "mha::dynamic::multi_head_attention";
@@ -106,14 +81,6 @@ class multi_head_attention {
     if (context_length == 0)
       throw std::invalid_argument(std::string(api) + ": context_length must be greater than 0");
     return d_out;
-  }
-  tensor<T> forward_impl(const tensor<T>& x, workspace<T>& ws, bool training,
-                         std::uint64_t seed) const {
-    auto shape = x.shape();
-    shape.back() = d_out_;
-    tensor<T> out(shape);
-    run(x, out, ws, training, seed);
-    return out;
   }
   void run(const tensor<T>& x, tensor<T>& out, workspace<T>& ws, bool training,
            std::uint64_t seed) const {

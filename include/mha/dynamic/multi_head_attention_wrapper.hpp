@@ -8,6 +8,7 @@
 #include <vector>
 
 #include <mha/detail/dynamic_checks.hpp>
+#include <mha/detail/dynamic_module.hpp>
 #include <mha/dynamic/causal_attention.hpp>
 #include <mha/dynamic/tensor.hpp>
 #include <mha/dynamic/workspace.hpp>
@@ -22,7 +23,9 @@ namespace mha::dynamic {
 /// Errors (std::invalid_argument): num_heads == 0, the causal_attention
 /// errors, and `heads` resized or holding heads of other sizes.
 template <class T>
-class multi_head_attention_wrapper {
+class multi_head_attention_wrapper : public detail::dynamic_module<multi_head_attention_wrapper<T>, T> {
+  friend class detail::dynamic_module<multi_head_attention_wrapper<T>, T>;
+
  public:
   using value_type = T;
 
@@ -59,37 +62,9 @@ class multi_head_attention_wrapper {
     return n;
   }
 
-  /// Inference forward: [B][N][d_in] -> [B][N][num_heads*d_out] (or rank 2).
-  tensor<T> forward(const tensor<T>& x) const {
-    workspace<T> ws;
-    return forward_impl(x, ws, false, 0);
-  }
-  /// Same as forward(x).
-  tensor<T> operator()(const tensor<T>& x) const { return forward(x); }
-  /// Inference forward into `out`, reusing `ws`.
-  void forward(const tensor<T>& x, tensor<T>& out, workspace<T>& ws) const {
-    run(x, out, ws, false, 0);
-  }
-  /// Inference forward into `out` with a temporary workspace (allocates).
-  void forward(const tensor<T>& x, tensor<T>& out) const {
-    workspace<T> ws;
-    run(x, out, ws, false, 0);
-  }
-  /// Training-mode forward (each head's own `dropout`), deterministic per seed.
-  tensor<T> forward_training(const tensor<T>& x, std::uint64_t seed) const {
-    workspace<T> ws;
-    return forward_impl(x, ws, true, seed);
-  }
-  /// Training-mode forward into `out` with a temporary workspace (allocates).
-  void forward_training(const tensor<T>& x, tensor<T>& out, std::uint64_t seed) const {
-    workspace<T> ws;
-    run(x, out, ws, true, seed);
-  }
-  /// Training-mode forward into `out`, reusing `ws`.
-  void forward_training(const tensor<T>& x, tensor<T>& out, workspace<T>& ws,
-                        std::uint64_t seed) const {
-    run(x, out, ws, true, seed);
-  }
+  // forward(x), operator()(x), forward(x, out), forward(x, out, ws),
+  // forward_training(x, seed), forward_training(x, out, seed) and
+  // forward_training(x, out, ws, seed) come from detail::dynamic_module.
 
  private:
   static constexpr const char* api = "mha::dynamic::multi_head_attention_wrapper";
@@ -101,14 +76,6 @@ class multi_head_attention_wrapper {
       throw std::invalid_argument(std::string(api) + ": num_heads must be greater than 0");
     return std::vector<causal_attention<T>>(
         num_heads, causal_attention<T>(d_in, d_out, context_length, qkv_bias));
-  }
-  tensor<T> forward_impl(const tensor<T>& x, workspace<T>& ws, bool training,
-                         std::uint64_t seed) const {
-    auto shape = x.shape();
-    shape.back() = output_width();
-    tensor<T> out(shape);
-    run(x, out, ws, training, seed);
-    return out;
   }
   void run(const tensor<T>& x, tensor<T>& out, workspace<T>& ws, bool training,
            std::uint64_t seed) const {
