@@ -195,3 +195,20 @@ TEST_CASE("dynamic training forward rejects a dropout outside [0, 1]", "[dynamic
   m.dropout = 1.0f;
   REQUIRE_NOTHROW(m.forward_training(x, 1));
 }
+
+TEST_CASE("dynamic modules reject member layers replaced by ones of other sizes", "[dynamic]") {
+  const tensor<float> x({1, 6, 3});
+  mha::dynamic::multi_head_attention<float> m(3, 4, 6, 2);
+  m.w_key = mha::dynamic::linear<float>(3, 1, false);
+  REQUIRE_THROWS_WITH(m.forward(x), Contains("w_key") && Contains("linear(3, 1") &&
+                                        Contains("expected linear(3, 4"));
+  mha::dynamic::multi_head_attention<float> m2(3, 4, 6, 2);
+  m2.out_proj = mha::dynamic::linear<float>(4, 1);
+  REQUIRE_THROWS_WITH(m2.forward(x), Contains("out_proj"));
+  mha::dynamic::multi_head_attention<float> m3(3, 4, 6, 2);
+  m3.w_query = mha::dynamic::linear<float>(3, 4, true);  // bias where the model has none
+  REQUIRE_THROWS_WITH(m3.forward(x), Contains("w_query"));
+  mha::dynamic::causal_attention<float> c(3, 2, 6);
+  c.w_value = mha::dynamic::linear<float>(1, 2, false);
+  REQUIRE_THROWS_WITH(c.forward(x), Contains("w_value") && Contains("linear(1, 2"));
+}

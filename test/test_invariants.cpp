@@ -431,3 +431,34 @@ TEST_CASE("dropout: p = 1 drops every weight", "[invariants][dropout]") {
 }
 
 }  // namespace
+
+TEST_CASE("NaN and overflowing scores propagate to NaN as in PyTorch, not to a finite average",
+          "[invariants]") {
+  // PyTorch: softmax of a row containing NaN (or inf - inf after score
+  // overflow) is NaN; the context is then NaN. A clamp inside exp must not
+  // turn NaN into a finite weight.
+  mha::multi_head_attention<float, 4, 4, 8, 1> f{};
+  for (std::size_t i = 0; i < 4; ++i) {
+    f.w_query.weight(i, i) = 1.0f;
+    f.w_key.weight(i, i) = 1.0f;
+    f.w_value.weight(i, i) = 1.0f;
+    f.out_proj.weight(i, i) = 1.0f;
+  }
+  mha::tensor<float, 3, 4> x{};
+  for (std::size_t i = 0; i < 3; ++i)
+    for (std::size_t j = 0; j < 4; ++j) x(i, j) = 0.1f * static_cast<float>(i * 4 + j + 1);
+  auto d = mha_test::to_dynamic(f);
+  f.w_key.weight(0, 0) = std::numeric_limits<float>::quiet_NaN();
+  d.w_key.weight(0, 0) = std::numeric_limits<float>::quiet_NaN();
+  const auto y = f(x);
+  const auto yd = d(mha_test::to_dynamic(x));
+  for (std::size_t k = 0; k < y.size; ++k) {
+    CHECK(std::isnan(y.data()[k]));
+    CHECK(std::isnan(yd.data()[k]));
+  }
+  f.w_key.weight(0, 0) = 1.0f;
+  for (std::size_t i = 0; i < 3; ++i)
+    for (std::size_t j = 0; j < 4; ++j) x(i, j) = 1e30f * static_cast<float>(i + 1);
+  const auto z = f(x);  // scores overflow to inf; inf - inf = NaN in the softmax
+  CHECK(std::isnan(z(1, 0)));
+}

@@ -61,6 +61,8 @@ constexpr auto linear_forward(const T* weight, const T* bias, const tensor<U, E.
 /// InFeatures; a weight or bias tensor of another shape (see mha::tensor).
 template <class T, std::size_t InFeatures, std::size_t OutFeatures, bool Bias = true>
 struct linear {
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>,
+                "mha::linear: T must be float or double");
   static_assert(detail::greater_than_zero<InFeatures>,
                 "mha::linear: InFeatures must be greater than 0");
   static_assert(detail::greater_than_zero<OutFeatures>,

@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <string>
 
+#include <mha/dynamic/linear.hpp>
 #include <mha/dynamic/tensor.hpp>
 
 namespace mha::detail {
@@ -61,6 +62,21 @@ void check_dynamic_dropout(const char* api, T p) {
   if (!(p >= T(0) && p <= T(1)))
     throw std::invalid_argument(std::string(api) + ": dropout probability " + std::to_string(p) +
                                 " must be in [0, 1]");
+}
+
+/// Checks that a module's member layer `name` (possibly replaced by the user)
+/// is linear(in, out, bias) with parameters of those shapes; throws
+/// std::invalid_argument naming `api`, the layer and the sizes otherwise.
+template <class T>
+void check_dynamic_linear(const char* api, const char* name, const dynamic::linear<T>& l,
+                          std::size_t in, std::size_t out, bool bias) {
+  if (l.in_features() != in || l.out_features() != out || l.has_bias() != bias)
+    throw std::invalid_argument(
+        std::string(api) + ": " + name + " is linear(" + std::to_string(l.in_features()) + ", " +
+        std::to_string(l.out_features()) + (l.has_bias() ? ", bias" : ", no bias") +
+        "), expected linear(" + std::to_string(in) + ", " + std::to_string(out) +
+        (bias ? ", bias" : ", no bias") + ")");
+  l.check_parameters();
 }
 
 }  // namespace mha::detail

@@ -137,8 +137,10 @@ __attribute__((always_inline)) inline T reduce_sum(vec<T> v) noexcept {
 /// operations in the same order as one lane of the vector version, so both
 /// give the same value wherever the target does not fuse multiply-adds.
 constexpr float exp_scalar(float x) noexcept {
-  x = x > -87.33654f ? x : -87.33654f;
-  x = x < 88.0f ? x : 88.0f;
+  // Clamps written so that NaN compares false and passes through (PyTorch
+  // propagates NaN scores to NaN weights; a clamp must not turn them finite).
+  x = x < -87.33654f ? -87.33654f : x;
+  x = x > 88.0f ? 88.0f : x;
   constexpr float round_magic = 12582912.0f;
   const float t = x * 1.44269504088896341f + round_magic;
   const float n = t - round_magic;
@@ -155,7 +157,8 @@ constexpr float exp_scalar(float x) noexcept {
   return p * std::bit_cast<float>(bits);
 }
 
-/// e^x lane-wise for float, for x <= 88 (softmax arguments are <= 0).
+/// e^x lane-wise for float, for x <= 88 (softmax arguments are <= 0); NaN
+/// gives NaN.
 /// Cody-Waite reduction x = n ln2 + r with |r| <= ln2/2 (ln2 split in a high
 /// and a low part as in Cephes' expf), degree-6 Taylor polynomial of e^r
 /// (truncation error < 2e-7 relative, about 1-2 ulp), times 2^n built from the
@@ -165,8 +168,9 @@ constexpr float exp_scalar(float x) noexcept {
 __attribute__((always_inline)) inline vec<float> exp(vec<float> x) noexcept {
   using vf = vec<float>;
   using vi = typename vec_of<float>::int_type;
-  x = max<float>(x, broadcast(-87.33654f));
-  x = min<float>(x, broadcast(88.0f));
+  // NaN lanes compare false and pass through (see exp_scalar).
+  x = x < broadcast(-87.33654f) ? broadcast(-87.33654f) : x;
+  x = x > broadcast(88.0f) ? broadcast(88.0f) : x;
   constexpr float round_magic = 12582912.0f;  // 1.5 * 2^23: adding it rounds to an integer
   const vf t = x * 1.44269504088896341f + round_magic;
   const vf n = t - round_magic;

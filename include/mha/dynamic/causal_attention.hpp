@@ -70,7 +70,11 @@ class causal_attention : public detail::dynamic_module<causal_attention<T>, T> {
   void forward_block(const T* x, std::size_t batch, std::size_t tokens, T* out_base,
                      std::size_t out_offset, std::size_t out_row_stride, workspace<T>& ws,
                      bool training, std::uint64_t seed, std::size_t head_index) const {
-    if (training) detail::check_dynamic_dropout("mha::dynamic::causal_attention", dropout);
+    constexpr const char* api = "mha::dynamic::causal_attention";
+    if (training) detail::check_dynamic_dropout(api, dropout);
+    detail::check_dynamic_linear(api, "w_query", w_query, d_in_, d_out_, qkv_bias_);
+    detail::check_dynamic_linear(api, "w_key", w_key, d_in_, d_out_, qkv_bias_);
+    detail::check_dynamic_linear(api, "w_value", w_value, d_in_, d_out_, qkv_bias_);
     const std::size_t rows = batch * tokens;
     ws.reserve_for(rows * d_out_, tokens);
     w_query.apply_rows(x, rows, ws.query.data());

@@ -87,6 +87,10 @@ class multi_head_attention : public detail::dynamic_module<multi_head_attention<
     const auto s = detail::check_dynamic_input(api, x, d_in_, context_length_);
     detail::check_dynamic_output(api, x, out, d_out_);
     if (training) detail::check_dynamic_dropout(api, dropout);
+    detail::check_dynamic_linear(api, "w_query", w_query, d_in_, d_out_, qkv_bias_);
+    detail::check_dynamic_linear(api, "w_key", w_key, d_in_, d_out_, qkv_bias_);
+    detail::check_dynamic_linear(api, "w_value", w_value, d_in_, d_out_, qkv_bias_);
+    detail::check_dynamic_linear(api, "out_proj", out_proj, d_out_, d_out_, true);
     const std::size_t rows = s.batch * s.tokens;
     ws.reserve_for(rows * d_out_, s.tokens);
     w_query.apply_rows(x.data(), rows, ws.query.data());
