@@ -152,8 +152,11 @@ struct causal_attention {
     const auto drop = detail::dropout_state<T>::make(dropout, mode.seed, mode.training);
     w_query.apply_rows(x, rows{}, ws.query.data());
     w_value.apply_rows(x, rows{}, ws.value.data());
-    if (std::is_constant_evaluated()) {
-      // Simple path (compile-time evaluation): K row-major, one score row at a time.
+    // Small constant shapes take the simple path at run time too (see detail::small_extent).
+    constexpr bool small = detail::small_sizes<detail::size_c<Batch * Tokens>, detail::size_c<DIn>,
+                                               detail::size_c<DOut>>;
+    if (std::is_constant_evaluated() || small) {
+      // Simple path (compile-time evaluation, small shapes): K row-major, one score row at a time.
       w_key.apply_rows(x, rows{}, ws.key.data());
       T scores[Tokens];
       detail::causal_attention_head(

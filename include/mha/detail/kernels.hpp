@@ -30,6 +30,27 @@ namespace mha::detail {
 template <std::size_t N>
 using size_c = std::integral_constant<std::size_t, N>;
 
+/// Largest extent of a "small shape": when every size passed to a kernel is a
+/// compile-time constant no larger than this (the fixed-size modules on tiny
+/// models), the simple loops run at run time too. With constant trip counts
+/// the compiler unrolls and vectorises them across outputs like fixed-size
+/// Eigen code, which beats the register-tiled kernels whose tiles would be
+/// mostly partial-vector edges. Same operations in the same order, so the
+/// results stay bit-identical to the fast path (and to mha::dynamic, whose
+/// run-time sizes never qualify). Chosen from benchmark/bench_mha.cpp.
+inline constexpr std::size_t small_extent = 16;
+
+template <class Size>
+consteval bool is_small_size() {
+  if constexpr (requires { Size::value; })
+    return Size::value <= small_extent;
+  else
+    return false;
+}
+/// True when every size type is a compile-time constant <= small_extent.
+template <class... Sizes>
+inline constexpr bool small_sizes = (is_small_size<Sizes>() && ...);
+
 /// y[r][o] = bias[o] + sum_i x[r][i] * weight[o][i]   (torch.nn.Linear)
 ///
 /// x: [rows][in] row-major, weight: [out][in] (PyTorch layout), bias: [out] or
@@ -38,10 +59,11 @@ using size_c = std::integral_constant<std::size_t, N>;
 /// register-tiled (gemm::gemm_abt: the same order of every sum; values can
 /// differ from the constexpr loop only where the target fuses multiply-adds).
 /// Stack use at run time: one packed panel (gemm::kc x gemm::nc<T> elements).
+/// Small constant shapes (small_sizes) use the simple loop at run time too.
 template <class T, class Rows, class In, class Out>
 constexpr void linear_rows(const T* x, Rows rows, In in, const T* weight, const T* bias, Out out,
                            T* y) noexcept {
-  if (!std::is_constant_evaluated()) {
+  if (!std::is_constant_evaluated() && !small_sizes<Rows, In, Out>) {
     gemm::gemm_abt<T>(rows, out, in, x, in, weight, in, y, out, bias, nullptr);
     return;
   }
@@ -110,13 +132,14 @@ constexpr std::size_t row_stride_of(const View& v) noexcept {
 /// Same steps as causal_attention_head: divide by `divisor`, subtract the row
 /// maximum, exponentiate, divide by the sum. For float the exponential is
 /// simd::exp and the sum is taken lane-wise then across lanes, in a fixed order.
-template <class T>
+/// Scalar: use the scalar mirror of the vector code at run time too (small shapes).
+template <class T, bool Scalar = false>
 constexpr void softmax_causal_row(T* s, std::size_t len, std::size_t width, T divisor,
                                   const dropout_state<T>& drop, std::size_t b, std::size_t head,
                                   std::size_t i) noexcept {
   T row_max = -std::numeric_limits<T>::infinity();
   T sum = T(0);
-  if (std::is_constant_evaluated() && std::is_same_v<T, float>) {
+  if ((Scalar || std::is_constant_evaluated()) && std::is_same_v<T, float>) {
     // Scalar mirror of the vector code below: exp_scalar is one lane of
     // simd::exp, and the sum is built lane by lane (lane l holds the keys
     // j = l (mod L), chunk after chunk, padding lanes 0), then reduced with
@@ -213,7 +236,9 @@ constexpr void softmax_causal_row(T* s, std::size_t len, std::size_t width, T di
 /// performs the same operations in the same order as the fast path
 /// (linear_rows_kt + causal_attention_head_kt), so without fused multiply-adds
 /// the two give identical results, also between constant evaluation and run
-/// time.
+/// time. Small constant shapes (small_sizes<Tokens, HeadDim>) use the scalar
+/// softmax mirror at run time as well: the fixed-size modules run this
+/// function at run time for them.
 /// `divisor` is sqrt(head_dim) as a T, divided (not multiplied by its
 /// inverse) as in the book's `attn_scores / keys.shape[-1]**0.5`.
 template <class T, class QView, class KView, class VView, class OView, class Batch, class Tokens,
@@ -231,7 +256,8 @@ constexpr void causal_attention_head(QView q, KView k, VView v, OView out, Batch
         for (std::size_t d = 0; d < head_dim; ++d) dot += qi[d] * kj[d];
         scores[j] = dot;
       }
-      softmax_causal_row<T>(scores, i + 1, i + 1, divisor, drop, b, head, i);
+      softmax_causal_row<T, small_sizes<Tokens, HeadDim>>(scores, i + 1, i + 1, divisor, drop, b,
+                                                          head, i);
       auto* oi = out.row(b, i);
       for (std::size_t d = 0; d < head_dim; ++d) oi[d] = T(0);
       for (std::size_t j = 0; j <= i; ++j) {
