@@ -168,7 +168,8 @@ using output_for_t = typename output_for_tensor<T, W, X>::type;
   }                                                                                                 \
   /** Inference forward with a caller-owned workspace `ws` (type             */                     \
   /** workspace<B, N>, e.g. in static storage or from std::make_unique), so   */                    \
-  /** stack use stays small for any model size.                               */                    \
+  /** stack use is bounded by the shapes: one block of 6 score rows of N     */                    \
+  /** elements plus one packed weight panel (at most 32 KiB), not [B][N][D].  */                    \
   template <class U, std::size_t... E, class V, std::size_t... F, std::size_t WB, std::size_t WN>   \
   constexpr void forward(const tensor<U, E...>& x, tensor<V, F...>& out,                           \
                          workspace<WB, WN>& ws) const noexcept {                                    \
