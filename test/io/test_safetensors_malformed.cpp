@@ -236,6 +236,8 @@ TEST_CASE("header not JSON, not an object, wrong field types", "[io][malformed]"
   const std::string w = R"("W_query.weight":{"dtype":"F32","shape":[4,3],"data_offsets":[0,48]})";
   const std::string data(48, '\0');
   expect_error("not_json", raw_file("{\"a\": [1, 2", data), load_errc::header, {"not valid JSON"});
+  expect_error("nul_then_garbage", raw_file(std::string("{}\0 not json {{{", 16), data),
+               load_errc::header, {"not valid JSON", "NUL"});
   expect_error("garbage", raw_file(std::string("\x01\xff\xfe garbage", 12), data), load_errc::header,
                {"not valid JSON"});
   expect_error("array", raw_file("[1, 2, 3]", ""), load_errc::header, {"array, not an object"});

@@ -210,6 +210,11 @@ inline error parse_header(byte_source& src, header_info& out) {
   if (!src.read(8, n, reinterpret_cast<unsigned char*>(text.data())))
     return make_error(load_errc::io, "", "read error in the header");
 
+  // JSON text cannot hold a raw NUL; nlohmann would stop at one and accept
+  // whatever follows it (the reference implementation rejects such headers).
+  if (text.find('\0') != std::string::npos)
+    return make_error(load_errc::header, "", "header is not valid JSON (it contains a NUL byte)");
+
   // Parse without exceptions; a callback records duplicate keys at any depth
   // (nlohmann itself would silently keep the last one).
   std::vector<std::set<std::string>> keys_stack;
