@@ -66,47 +66,6 @@ double max_abs_diff(const mha::tensor<float, E...>& a, const mha::dynamic::tenso
   return m;
 }
 
-// The book's models with the exported weights. constexpr: usable at compile time too.
-constexpr mha::causal_attention<float, 3, 2, 6> make_causal_attention() {
-  mha::causal_attention<float, 3, 2, 6> ca{};
-  ca.w_query.weight = mha_book::causal_attention_w_query;
-  ca.w_key.weight = mha_book::causal_attention_w_key;
-  ca.w_value.weight = mha_book::causal_attention_w_value;
-  return ca;
-}
-
-constexpr mha::multi_head_attention_wrapper<float, 3, 2, 6, 2> make_wrapper() {
-  mha::multi_head_attention_wrapper<float, 3, 2, 6, 2> w{};
-  w.head<0>().w_query.weight = mha_book::wrapper_head0_w_query;
-  w.head<0>().w_key.weight = mha_book::wrapper_head0_w_key;
-  w.head<0>().w_value.weight = mha_book::wrapper_head0_w_value;
-  w.head<1>().w_query.weight = mha_book::wrapper_head1_w_query;
-  w.head<1>().w_key.weight = mha_book::wrapper_head1_w_key;
-  w.head<1>().w_value.weight = mha_book::wrapper_head1_w_value;
-  return w;
-}
-
-constexpr mha::multi_head_attention_wrapper<float, 3, 1, 6, 2> make_exercise_3_2() {
-  mha::multi_head_attention_wrapper<float, 3, 1, 6, 2> w{};
-  w.head<0>().w_query.weight = mha_book::exercise_3_2_head0_w_query;
-  w.head<0>().w_key.weight = mha_book::exercise_3_2_head0_w_key;
-  w.head<0>().w_value.weight = mha_book::exercise_3_2_head0_w_value;
-  w.head<1>().w_query.weight = mha_book::exercise_3_2_head1_w_query;
-  w.head<1>().w_key.weight = mha_book::exercise_3_2_head1_w_key;
-  w.head<1>().w_value.weight = mha_book::exercise_3_2_head1_w_value;
-  return w;
-}
-
-constexpr mha::multi_head_attention<float, 3, 2, 6, 2> make_multi_head_attention() {
-  mha::multi_head_attention<float, 3, 2, 6, 2> m{};
-  m.w_query.weight = mha_book::mha_w_query;
-  m.w_key.weight = mha_book::mha_w_key;
-  m.w_value.weight = mha_book::mha_w_value;
-  m.out_proj.weight = mha_book::mha_out_proj_weight;
-  m.out_proj.bias = mha_book::mha_out_proj_bias;
-  return m;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -129,25 +88,25 @@ int main(int argc, char** argv) {
   std::printf("batch.shape: torch.Size([2, 6, 3])\n\n");
 
   std::printf("# 3.5.3 CausalAttention (d_in=3, d_out=2)\n");
-  const auto ca = make_causal_attention();
+  const auto& ca = mha_book::causal_attention_model;
   const auto ca_out = ca(batch);
   print_tensor(ca_out);
   print_shape(ca_out);
 
   std::printf("# 3.6.1 MultiHeadAttentionWrapper (d_out=2, num_heads=2)\n");
-  const auto wrapper = make_wrapper();
+  const auto& wrapper = mha_book::wrapper_model;
   const auto wrapper_out = wrapper(batch);
   print_tensor(wrapper_out);
   print_shape(wrapper_out);
 
   std::printf("# Exercise 3.2: MultiHeadAttentionWrapper (d_out=1, num_heads=2) -> 2-dim vectors\n");
-  const auto ex32 = make_exercise_3_2();
+  const auto& ex32 = mha_book::exercise_3_2_model;
   const auto ex32_out = ex32(batch);
   print_tensor(ex32_out);
   print_shape(ex32_out);
 
   std::printf("# 3.6.2 MultiHeadAttention with weight splits (d_out=2, num_heads=2)\n");
-  auto mha_model = make_multi_head_attention();
+  auto mha_model = mha_book::mha_model;  // a copy: --weights may replace its weights
 #if defined(MHA_EXAMPLES_HAVE_IO)
   if (weights_file != nullptr) {
     try {
@@ -205,7 +164,7 @@ int main(int argc, char** argv) {
   static_assert(gpt2::parameter_count == 2360064);
 
   // The whole MultiHeadAttention forward pass, evaluated by the compiler.
-  constexpr auto compile_time = make_multi_head_attention()(mha_book::batch);
+  constexpr auto compile_time = mha_book::mha_model(mha_book::batch);
   std::printf("multi_head_attention row 5, computed at compile time: [%.7f, %.7f]\n",
               static_cast<double>(compile_time(0, 5, 0)), static_cast<double>(compile_time(0, 5, 1)));
   std::printf("                          the same row at run time:    [%.7f, %.7f]\n",
