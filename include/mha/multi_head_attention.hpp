@@ -12,6 +12,7 @@
 #include <mha/detail/kernels.hpp>
 #include <mha/detail/math.hpp>
 #include <mha/detail/module_interface.hpp>
+#include <mha/detail/token_major.hpp>
 #include <mha/linear.hpp>
 #include <mha/tensor.hpp>
 
@@ -140,17 +141,29 @@ struct multi_head_attention {
       out_proj;  ///< out_proj: weight [DOut][DOut], bias [DOut]
   T dropout = T(0);                       ///< dropout probability (training only)
 
-  /// Intermediates of one forward call: Q, K, V and the concatenated context,
-  /// each [Batch][Tokens][DOut]. Value-initialise and reuse it; contents
-  /// between calls are unspecified.
+  /// Intermediates of one forward call for `Batch` sequences of `Tokens`
+  /// tokens, in one array: Q, K, V and the concatenated context, each
+  /// [Batch][Tokens][DOut] (K stored transposed at run time), or, when float
+  /// inference takes the token-major path (detail/token_major.hpp), their
+  /// transposes [features][tokens] with the token count padded to whole
+  /// vectors. Value-initialise it (`workspace<B, N> ws{}` or
+  /// std::make_unique) and reuse it; its contents between calls are
+  /// unspecified.
   template <std::size_t Batch, std::size_t Tokens>
   struct workspace {
     static constexpr std::size_t batch = Batch;
     static constexpr std::size_t tokens = Tokens;
-    tensor<T, Batch, Tokens, DOut> query;    ///< Q [Batch][Tokens][DOut]
-    tensor<T, Batch, Tokens, DOut> key;      ///< K [Batch][Tokens][DOut] (run time: K^T [Batch][DOut][Tokens])
-    tensor<T, Batch, Tokens, DOut> value;    ///< V [Batch][Tokens][DOut]
-    tensor<T, Batch, Tokens, DOut> context;  ///< concatenated heads [Batch][Tokens][DOut]
+    /// Elements of one [Batch][Tokens][DOut] intermediate.
+    static constexpr std::size_t block_elements = Batch * Tokens * DOut;
+    /// Elements of the token-major path's intermediates (0 if it does not apply).
+    static constexpr std::size_t token_major_elements =
+        detail::token_major::applies<T, Batch, Tokens, DIn, DOut>
+            ? detail::token_major::workspace_elements<T, Batch, Tokens, DIn, DOut>
+            : 0;
+    /// Elements of `storage`: the larger of 4 * block_elements and token_major_elements.
+    static constexpr std::size_t size =
+        4 * block_elements > token_major_elements ? 4 * block_elements : token_major_elements;
+    T storage[size];  ///< the intermediates; contents between calls unspecified
   };
 
   /// Head H's weight split: read-only [head_dim][DIn] views of rows
@@ -185,41 +198,59 @@ struct multi_head_attention {
                   "mha::multi_head_attention::forward: token count N must not exceed ContextLength");
     using rows = detail::size_c<Batch * Tokens>;
     const auto drop = detail::dropout_state<T>::make(dropout, mode.seed, mode.training);
-    w_query.apply_rows(x, rows{}, ws.query.data());
-    w_value.apply_rows(x, rows{}, ws.value.data());
+    if constexpr (detail::token_major::applies<T, Batch, Tokens, DIn, DOut>) {
+      // Float inference on up to token_major::max_tokens tokens: the token-major
+      // path (detail/token_major.hpp), bit-identical to the general one below.
+      if (!std::is_constant_evaluated() && !drop.active) {
+        detail::token_major::forward<T, Batch, Tokens, DIn, DOut, NumHeads>(
+            x, out, w_query.weight.data(), detail::bias_data(w_query), w_key.weight.data(),
+            detail::bias_data(w_key), w_value.weight.data(), detail::bias_data(w_value),
+            out_proj.weight.data(), out_proj.bias.data(), score_divisor, ws.storage);
+        return;
+      }
+    }
+    // General path: Q, K, V, context in consecutive blocks of ws.storage.
+    constexpr std::size_t block = workspace<Batch, Tokens>::block_elements;
+    T* const query = ws.storage;
+    T* const key = ws.storage + block;
+    T* const value = ws.storage + 2 * block;
+    T* const context = ws.storage + 3 * block;
+    w_query.apply_rows(x, rows{}, query);
+    w_value.apply_rows(x, rows{}, value);
     // Small constant shapes take the simple path at run time too (see detail::small_extent).
     constexpr bool small = detail::small_sizes<detail::size_c<Batch * Tokens>, detail::size_c<DIn>,
                                                detail::size_c<DOut>>;
     if (std::is_constant_evaluated() || small) {
       // Simple path (compile-time evaluation, small shapes): K row-major, one score row at a time.
-      w_key.apply_rows(x, rows{}, ws.key.data());
+      w_key.apply_rows(x, rows{}, key);
       T scores[Tokens];
       [&]<std::size_t... H>(std::index_sequence<H...>) {
         (detail::causal_attention_head(
-             head_view<H, NumHeads>(std::as_const(ws.query)), head_view<H, NumHeads>(std::as_const(ws.key)),
-             head_view<H, NumHeads>(std::as_const(ws.value)), head_view<H, NumHeads>(ws.context),
-             detail::size_c<Batch>{}, detail::size_c<Tokens>{}, detail::size_c<head_dim>{},
-             score_divisor, drop, H, scores),
+             block_view<const T, qkv_head_layout<H, Batch, Tokens>>(query),
+             block_view<const T, qkv_head_layout<H, Batch, Tokens>>(key),
+             block_view<const T, qkv_head_layout<H, Batch, Tokens>>(value),
+             block_view<T, context_head_layout<H, Batch, Tokens>>(context), detail::size_c<Batch>{},
+             detail::size_c<Tokens>{}, detail::size_c<head_dim>{}, score_divisor, drop, H, scores),
          ...);
       }(std::make_index_sequence<NumHeads>{});
     } else {
-      // Fast path (run time): ws.key holds K transposed, [Batch][DOut][Tokens]; head H's
+      // Fast path (run time): K stored transposed, [Batch][DOut][Tokens]; head H's
       // keys are its rows [H*head_dim, (H+1)*head_dim) (key_t_layout<H, ...>).
       detail::linear_rows_kt(x, detail::size_c<Batch>{}, detail::size_c<Tokens>{},
                              detail::size_c<DIn>{}, w_key.weight.data(), detail::bias_data(w_key),
-                             detail::size_c<DOut>{}, ws.key.data());
+                             detail::size_c<DOut>{}, key);
       T scores[detail::gemm::mr * Tokens];  // one block of score rows
       [&]<std::size_t... H>(std::index_sequence<H...>) {
         (detail::causal_attention_head_kt(
-             head_view<H, NumHeads>(std::as_const(ws.query)),
-             block_view<const T, key_t_layout<H, Batch, Tokens>>(std::as_const(ws.key)),
-             head_view<H, NumHeads>(std::as_const(ws.value)), head_view<H, NumHeads>(ws.context),
-             detail::size_c<Batch>{}, detail::size_c<Tokens>{}, detail::size_c<head_dim>{},
-             score_divisor, drop, H, scores),
+             block_view<const T, qkv_head_layout<H, Batch, Tokens>>(query),
+             block_view<const T, key_t_layout<H, Batch, Tokens>>(key),
+             block_view<const T, qkv_head_layout<H, Batch, Tokens>>(value),
+             block_view<T, context_head_layout<H, Batch, Tokens>>(context), detail::size_c<Batch>{},
+             detail::size_c<Tokens>{}, detail::size_c<head_dim>{}, score_divisor, drop, H, scores),
          ...);
       }(std::make_index_sequence<NumHeads>{});
     }
-    out_proj.apply_rows(ws.context.data(), rows{}, out);
+    out_proj.apply_rows(context, rows{}, out);
   }
 
  public:

@@ -165,18 +165,22 @@ constexpr float exp_scalar(float x) noexcept {
 /// exponent bits. Inputs below -87.33 give the smallest normal float (~1.2e-38)
 /// instead of a denormal or 0; this is below float resolution next to the
 /// row maximum's weight of 1.
-__attribute__((always_inline)) inline vec<float> exp(vec<float> x) noexcept {
-  using vf = vec<float>;
-  using vi = typename vec_of<float>::int_type;
+/// VF may be any GCC/Clang vector of float (vec<float> or a narrower one, as
+/// used by token_major.hpp): every lane runs the same operations.
+template <class VF>
+__attribute__((always_inline)) inline VF exp(VF x) noexcept {
+  using vi = decltype(x < x);  // the signed 32-bit vector of VF's width
+  const VF lo = VF{} + -87.33654f;
+  const VF hi = VF{} + 88.0f;
   // NaN lanes compare false and pass through (see exp_scalar).
-  x = x < broadcast(-87.33654f) ? broadcast(-87.33654f) : x;
-  x = x > broadcast(88.0f) ? broadcast(88.0f) : x;
+  x = x < lo ? lo : x;
+  x = x > hi ? hi : x;
   constexpr float round_magic = 12582912.0f;  // 1.5 * 2^23: adding it rounds to an integer
-  const vf t = x * 1.44269504088896341f + round_magic;
-  const vf n = t - round_magic;
-  vf r = x - n * 0.693359375f;
+  const VF t = x * 1.44269504088896341f + round_magic;
+  const VF n = t - round_magic;
+  VF r = x - n * 0.693359375f;
   r = r - n * -2.12194440e-4f;
-  vf p = r * (1.0f / 720.0f) + (1.0f / 120.0f);
+  VF p = r * (1.0f / 720.0f) + (1.0f / 120.0f);
   p = p * r + (1.0f / 24.0f);
   p = p * r + (1.0f / 6.0f);
   p = p * r + 0.5f;
@@ -185,7 +189,7 @@ __attribute__((always_inline)) inline vec<float> exp(vec<float> x) noexcept {
   // t's low mantissa bits hold n (two's complement) above 0x4B400000.
   const vi ni = std::bit_cast<vi>(t) - 0x4B400000;
   const vi bits = (ni + 127) << 23;
-  return p * std::bit_cast<vf>(bits);
+  return p * std::bit_cast<VF>(bits);
 }
 
 }  // namespace mha::detail::simd

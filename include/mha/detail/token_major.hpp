@@ -1,0 +1,359 @@
+// mha/detail/token_major.hpp -- the run-time path of the fixed-size
+// multi_head_attention for few tokens: every intermediate is kept transposed,
+// [features][tokens], so that one vector holds one feature of W tokens and
+// every loop runs along compile-time extents.
+//
+// Why a second run-time path: with few tokens (N <= max_tokens) the
+// row-major register tiles of gemm.hpp are mostly edges, and each call packs
+// W^T panels of all four weight matrices. Here the weights are read in their
+// nn.Linear layout [out][in] (one broadcast per weight, no packing); only the
+// input is transposed on the way in and the output on the way out. Scores are
+// S^T [keys][queries], so the softmax over keys is a lane-wise operation
+// across rows and the causal mask only touches the diagonal vectors.
+//
+// Operation order: every value is computed by the same operations in the
+// same order as the general run-time path (gemm.hpp, kernels.hpp) computes it,
+// so the results are bit-identical to it and to mha::dynamic:
+//  * projections: sequential sum over the input features from 0, then + bias;
+//  * scores: sequential sum over the head's features, then / sqrt(head_dim);
+//  * softmax: maximum over the unmasked keys, simd::exp of the difference,
+//    the sum in the lane-wise order of softmax_causal_row (keys j = l mod L in
+//    lane l, chunk after chunk, then the pairwise tree of simd::reduce_sum),
+//    then one division per weight;
+//  * context: sequential sum over the keys from 0 (masked keys add an exact 0);
+//  * out_proj: as the projections.
+// Only float inference takes this path (no dropout: training uses the
+// general path, whose dropout stream is defined per score row).
+//
+// Stack: the transposed intermediates, scratch_bytes<...> (at most
+// max_scratch_bytes), and one block of score vectors.
+#pragma once
+
+#include <cstddef>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+#include <utility>
+
+#include <mha/detail/gemm.hpp>
+#include <mha/detail/simd.hpp>
+
+#define MHA_DETAIL_LAMBDA_INLINE __attribute__((always_inline))
+
+namespace mha::detail::token_major {
+
+/// Largest token count N of the token-major path (chosen from benchmark/bench_mha.cpp).
+inline constexpr std::size_t max_tokens = 256;
+/// Query vectors per head up to which their loop is unrolled at compile time.
+inline constexpr std::size_t unrolled_query_vectors = 4;
+/// Vector registers of the target (the register tiles below are sized for them).
+inline constexpr std::size_t vector_registers = simd::vector_bytes == 64 ? 32 : 16;
+
+/// Lanes of the token vectors for N tokens: the narrowest power of two >= N,
+/// at least 4 and at most the target's vector width (narrow vectors cost the
+/// same per instruction, so wasted lanes would waste throughput).
+template <class T, std::size_t Tokens>
+inline constexpr std::size_t width = [] {
+  std::size_t w = 4;
+  while (w < Tokens && w < simd::lanes<T>) w *= 2;
+  return w < simd::lanes<T> ? w : simd::lanes<T>;
+}();
+
+/// Tokens rounded up to whole token vectors.
+template <class T, std::size_t Tokens>
+inline constexpr std::size_t padded = (Tokens + width<T, Tokens> - 1) / width<T, Tokens> * width<T, Tokens>;
+
+/// Columns of the transposed intermediates: Batch sequences of padded tokens.
+template <class T, std::size_t Batch, std::size_t Tokens>
+inline constexpr std::size_t columns = Batch * padded<T, Tokens>;
+
+/// Workspace elements of the token-major forward: x^T [DIn][cols], later
+/// reused for the context C^T [DOut][cols], then Q^T (later out^T), K^T,
+/// V^T [DOut][cols] each.
+template <class T, std::size_t Batch, std::size_t Tokens, std::size_t DIn, std::size_t DOut>
+inline constexpr std::size_t workspace_elements =
+    ((DIn > DOut ? DIn : DOut) + 3 * DOut) * columns<T, Batch, Tokens>;
+
+/// True when the fixed-size multi_head_attention runs this path at run time
+/// for inference: float and N <= max_tokens.
+template <class T, std::size_t Batch, std::size_t Tokens, std::size_t DIn, std::size_t DOut>
+inline constexpr bool applies = std::is_same_v<T, float> && Tokens <= max_tokens;
+
+/// Vector of W elements of T.
+template <class T, std::size_t W>
+struct vec_w {
+  typedef T type __attribute__((vector_size(W * sizeof(T))));
+};
+template <class T, std::size_t W>
+using vec = typename vec_w<T, W>::type;
+
+template <class V>
+MHA_DETAIL_INLINE V load(const void* p) noexcept {
+  V v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+template <class V>
+MHA_DETAIL_INLINE void store(void* p, V v) noexcept {
+  std::memcpy(p, &v, sizeof v);
+}
+
+#if defined(__clang__) || (defined(__GNUC__) && __GNUC__ >= 12)
+#define MHA_DETAIL_HAVE_SHUFFLEVECTOR 1
+/// One butterfly stage of an in-register transpose: rows r and r + H of every
+/// group of 2H rows exchange their off-diagonal H x H blocks (lanes with bit H
+/// set in row r <-> lanes with bit H clear in row r + H). Applied for
+/// H = W/2, ..., 1 it transposes the W x W block held in `rows`.
+template <std::size_t H, class V, std::size_t W, std::size_t... L>
+MHA_DETAIL_INLINE void butterfly(V (&rows)[W], std::index_sequence<L...>) noexcept {
+#pragma GCC unroll 16
+  for (std::size_t r = 0; r < W; ++r) {
+    if ((r & H) != 0) continue;
+    const V a = rows[r];
+    const V b = rows[r + H];
+    rows[r] = __builtin_shufflevector(a, b, ((L & H) != 0 ? W + L - H : L)...);
+    rows[r + H] = __builtin_shufflevector(a, b, ((L & H) != 0 ? W + L : L + H)...);
+  }
+  if constexpr (H > 1) butterfly<H / 2>(rows, std::index_sequence<L...>{});
+}
+#endif
+
+/// dst[c][r] = src[r][c] for r < Rows, c < Cols (src row stride lds, dst row
+/// stride ldd). W x W blocks go through registers (butterfly) where the
+/// compiler has __builtin_shufflevector, the rest element by element.
+template <class T, std::size_t W, std::size_t Rows, std::size_t Cols>
+MHA_DETAIL_INLINE void transpose(const T* src, std::size_t lds, T* dst, std::size_t ldd) noexcept {
+  std::size_t r0 = 0;
+#if defined(MHA_DETAIL_HAVE_SHUFFLEVECTOR)
+  using V = vec<T, W>;
+  for (; r0 + W <= Rows; r0 += W) {
+    std::size_t c0 = 0;
+    for (; c0 + W <= Cols; c0 += W) {
+      V rows[W];
+#pragma GCC unroll 16
+      for (std::size_t r = 0; r < W; ++r) rows[r] = load<V>(src + (r0 + r) * lds + c0);
+      butterfly<W / 2>(rows, std::make_index_sequence<W>{});
+#pragma GCC unroll 16
+      for (std::size_t c = 0; c < W; ++c) store(dst + (c0 + c) * ldd + r0, rows[c]);
+    }
+    for (std::size_t r = r0; r < r0 + W; ++r)
+      for (std::size_t c = c0; c < Cols; ++c) dst[c * ldd + r] = src[r * lds + c];
+  }
+#endif
+  for (std::size_t r = r0; r < Rows; ++r)
+    for (std::size_t c = 0; c < Cols; ++c) dst[c * ldd + r] = src[r * lds + c];
+}
+
+/// One register tile of a projection: y[r][c] = bias[r] + sum_k w[r][k] * x[k][c]
+/// for r < R, c < CV * W. w: R rows of an [out][In] weight, x: [In][Cols] (this
+/// tile's first column), y: [R][Cols].
+template <class T, std::size_t W, std::size_t R, std::size_t CV, std::size_t In, std::size_t Cols>
+MHA_DETAIL_INLINE void project_tile(const T* w, const T* bias, const T* x, T* y) noexcept {
+  using V = vec<T, W>;
+  V acc[R][CV];
+#pragma GCC unroll 32
+  for (std::size_t r = 0; r < R; ++r)
+#pragma GCC unroll 8
+    for (std::size_t n = 0; n < CV; ++n) acc[r][n] = V{};
+#pragma GCC unroll 4
+  for (std::size_t k = 0; k < In; ++k) {
+    V xv[CV];
+#pragma GCC unroll 8
+    for (std::size_t n = 0; n < CV; ++n) xv[n] = load<V>(x + k * Cols + n * W);
+#pragma GCC unroll 32
+    for (std::size_t r = 0; r < R; ++r) {
+      const T wr = w[r * In + k];
+#pragma GCC unroll 8
+      for (std::size_t n = 0; n < CV; ++n) acc[r][n] += wr * xv[n];
+    }
+  }
+#pragma GCC unroll 32
+  for (std::size_t r = 0; r < R; ++r)
+#pragma GCC unroll 8
+    for (std::size_t n = 0; n < CV; ++n) {
+      V v = acc[r][n];
+      if (bias != nullptr) v += bias[r];
+      store(y + r * Cols + n * W, v);
+    }
+}
+
+/// All row tiles of a projection for the CV column vectors starting at x, y.
+template <class T, std::size_t W, std::size_t CV, std::size_t Out, std::size_t In, std::size_t Cols>
+MHA_DETAIL_INLINE void project_columns(const T* w, const T* bias, const T* x, T* y) noexcept {
+  constexpr std::size_t r_max = (vector_registers - CV - 1) / CV;
+  constexpr std::size_t R = Out < r_max ? Out : r_max;
+  std::size_t o = 0;
+  for (; o + R <= Out; o += R)
+    project_tile<T, W, R, CV, In, Cols>(w + o * In, bias != nullptr ? bias + o : nullptr, x, y + o * Cols);
+  if constexpr (Out % R != 0)
+    project_tile<T, W, Out % R, CV, In, Cols>(w + o * In, bias != nullptr ? bias + o : nullptr, x,
+                                              y + o * Cols);
+}
+
+/// y^T = (x W^T + bias)^T: y[o][c] = bias[o] + sum_k w[o][k] * x[k][c].
+/// w: [Out][In] (nn.Linear layout), bias: [Out] or nullptr, x: [In][Cols],
+/// y: [Out][Cols]; Cols a multiple of W.
+template <class T, std::size_t W, std::size_t Out, std::size_t In, std::size_t Cols>
+[[gnu::noinline]] void project(const T* w, const T* bias, const T* x, T* y) noexcept {
+  constexpr std::size_t vectors = Cols / W;
+  constexpr std::size_t cv = vectors < 4 ? vectors : 4;
+  std::size_t c = 0;
+  for (; c + cv * W <= Cols; c += cv * W)
+    project_columns<T, W, cv, Out, In, Cols>(w, bias, x + c, y + c);
+  if constexpr (vectors % cv != 0)
+    project_columns<T, W, vectors % cv, Out, In, Cols>(w, bias, x + c, y + c);
+}
+
+/// Scores of one block of JB keys j0.. for one query vector:
+/// s[jj] = sum_d q[d][lanes] * k[d][j0 + jj], sequential over d.
+template <class T, std::size_t W, std::size_t JB, std::size_t HeadDim, std::size_t Cols>
+MHA_DETAIL_INLINE void score_block(const T* q, const T* k, vec<T, W>* s) noexcept {
+  using V = vec<T, W>;
+  V acc[JB];
+#pragma GCC unroll 16
+  for (std::size_t jj = 0; jj < JB; ++jj) acc[jj] = V{};
+#pragma GCC unroll 8
+  for (std::size_t d = 0; d < HeadDim; ++d) {
+    const V qd = load<V>(q + d * Cols);
+#pragma GCC unroll 16
+    for (std::size_t jj = 0; jj < JB; ++jj) acc[jj] += qd * k[d * Cols + jj];
+  }
+#pragma GCC unroll 16
+  for (std::size_t jj = 0; jj < JB; ++jj) s[jj] = acc[jj];
+}
+
+/// Context of one block of DB head features d0.. for one query vector:
+/// c[d][lanes] = sum_{j < keys} p[j] * v[d][j], sequential over j.
+template <class T, std::size_t W, std::size_t DB, std::size_t Cols>
+MHA_DETAIL_INLINE void context_block(const vec<T, W>* p, std::size_t keys, const T* v, T* c) noexcept {
+  using V = vec<T, W>;
+  V acc[DB];
+#pragma GCC unroll 16
+  for (std::size_t dd = 0; dd < DB; ++dd) acc[dd] = V{};
+  for (std::size_t j = 0; j < keys; ++j) {
+#pragma GCC unroll 16
+    for (std::size_t dd = 0; dd < DB; ++dd) acc[dd] += p[j] * v[dd * Cols + j];
+  }
+#pragma GCC unroll 16
+  for (std::size_t dd = 0; dd < DB; ++dd) store(c + dd * Cols, acc[dd]);
+}
+
+/// One attention head of one sequence (book section 3.5; PyTorch
+/// scaled_dot_product_attention with is_causal=True), token-major:
+/// c[d][i] = sum_{j <= i} softmax_j(q[.][i] . k[.][j] / divisor) * v[d][j].
+/// q, k, v, c: the head's first feature row of Q^T, K^T, V^T, C^T at the
+/// sequence's first column; element (d, t) at [d * Cols + t], t < padded.
+/// For each vector of W queries (first .. first+W-1), only the keys up to the
+/// vector's last query are visited (rounded up to a block of jb keys, which
+/// stays inside the padded row); a key j is masked in the lanes of queries
+/// i < j, which covers keys past N too. Padding lanes (queries >= N) compute
+/// values that are never stored to the output.
+/// s: scratch for padded score vectors. One instantiation serves all heads
+/// (not inlined, so code size does not grow with NumHeads or N).
+template <class T, std::size_t W, std::size_t Tokens, std::size_t HeadDim, std::size_t Cols>
+[[gnu::noinline]] void attention_head(const T* q, const T* k, const T* v, T* c, T divisor,
+                                      vec<T, W>* s) noexcept {
+  using V = vec<T, W>;
+  using VI = decltype(V{} < V{});
+  constexpr std::size_t np = padded<T, Tokens>;
+  constexpr std::size_t jb = W < 8 ? W : 8;         // keys per score block (divides W)
+  constexpr std::size_t L = simd::lanes<T>;         // lanes of the general path's softmax sum
+  constexpr T inf = std::numeric_limits<T>::infinity();
+  constexpr std::size_t db = HeadDim < 16 ? HeadDim : 16;
+  VI lane{};
+  for (std::size_t l = 0; l < W; ++l) lane[l] = static_cast<int>(l);
+  // one vector of queries first .. first+W-1; `first` is a size_c when the
+  // vectors are few (keys and loop bounds fold), a std::size_t otherwise
+  const auto query_vector = [&](auto first) MHA_DETAIL_LAMBDA_INLINE {
+    const std::size_t last = first + W < Tokens ? first + W : Tokens;  // one past the last query
+    const std::size_t keys = (last + jb - 1) / jb * jb;                // <= np
+    const VI query = lane + static_cast<int>(first);
+    // scores, jb keys at a time
+    for (std::size_t j = 0; j < keys; j += jb) score_block<T, W, jb, HeadDim, Cols>(q + first, k + j, s + j);
+    // scale, mask, maximum over the unmasked keys
+    V row_max = V{} - inf;
+    for (std::size_t j = 0; j < keys; ++j) {
+      s[j] = s[j] / divisor;
+      const V m = j > first ? (query < static_cast<int>(j) ? V{} - inf : s[j]) : s[j];
+      row_max = row_max > m ? row_max : m;
+    }
+    // exponentials and their sum in the lane-wise order of softmax_causal_row:
+    // part[l] collects keys j = l (mod L), chunk after chunk, from an exact 0
+    V part[L];
+#pragma GCC unroll 16
+    for (std::size_t l = 0; l < L; ++l) part[l] = V{};
+    for (std::size_t j0 = 0; j0 < keys; j0 += L) {
+#pragma GCC unroll 16
+      for (std::size_t l = 0; l < L; ++l) {
+        const std::size_t j = j0 + l;
+        if (j >= keys) break;
+        V e = simd::exp(s[j] - row_max);
+        if (j > first) e = query < static_cast<int>(j) ? V{} : e;
+        s[j] = e;
+        part[l] += e;
+      }
+    }
+#pragma GCC unroll 16
+    for (std::size_t w = L / 2; w >= 1; w /= 2)
+#pragma GCC unroll 16
+      for (std::size_t l = 0; l < w; ++l) part[l] = part[l] + part[l + w];
+    const V sum = part[0];
+    for (std::size_t j = 0; j < keys; ++j) s[j] = s[j] / sum;
+    // context, db features at a time
+    std::size_t d = 0;
+    for (; d + db <= HeadDim; d += db) context_block<T, W, db, Cols>(s, keys, v + d * Cols, c + d * Cols + first);
+    if constexpr (HeadDim % db != 0)
+      context_block<T, W, HeadDim % db, Cols>(s, keys, v + d * Cols, c + d * Cols + first);
+  };
+  if constexpr (np / W <= unrolled_query_vectors)
+    [&]<std::size_t... QV>(std::index_sequence<QV...>) {
+      (query_vector(std::integral_constant<std::size_t, QV * W>{}), ...);
+    }(std::make_index_sequence<np / W>{});
+  else
+    for (std::size_t first = 0; first < Tokens; first += W) query_vector(first);
+  static_assert(np % jb == 0);
+}
+
+/// The forward pass of multi_head_attention for float inference (see the
+/// file comment): x [Batch][Tokens][DIn] -> out [Batch][Tokens][DOut].
+/// wq, wk, wv: [DOut][DIn], wo: [DOut][DOut] (nn.Linear layout); bq, bk, bv:
+/// [DOut] or nullptr; bo: [DOut]. ws: workspace_elements<...> elements.
+/// Stack: padded<T, Tokens> score vectors (at most max_tokens * 64 bytes).
+template <class T, std::size_t Batch, std::size_t Tokens, std::size_t DIn, std::size_t DOut,
+          std::size_t NumHeads>
+inline void forward(const T* x, T* out, const T* wq, const T* bq, const T* wk, const T* bk,
+                    const T* wv, const T* bv, const T* wo, const T* bo, T divisor, T* ws) noexcept {
+  constexpr std::size_t W = width<T, Tokens>;
+  constexpr std::size_t np = padded<T, Tokens>;
+  constexpr std::size_t cols = columns<T, Batch, Tokens>;
+  constexpr std::size_t head_dim = DOut / NumHeads;
+  T* const xt = ws;  // x^T, then the context C^T
+  T* const ct = ws;
+  T* const qt = ws + (DIn > DOut ? DIn : DOut) * cols;  // Q^T, then out^T
+  T* const kt = qt + DOut * cols;
+  T* const vt = kt + DOut * cols;
+  vec<T, W> s[np];
+  // x^T, padding tokens 0
+  for (std::size_t b = 0; b < Batch; ++b) {
+    transpose<T, W, Tokens, DIn>(x + b * Tokens * DIn, DIn, xt + b * np, cols);
+    for (std::size_t i = Tokens; i < np; ++i)
+      for (std::size_t f = 0; f < DIn; ++f) xt[f * cols + b * np + i] = T(0);
+  }
+  project<T, W, DOut, DIn, cols>(wq, bq, xt, qt);
+  project<T, W, DOut, DIn, cols>(wk, bk, xt, kt);
+  project<T, W, DOut, DIn, cols>(wv, bv, xt, vt);
+  for (std::size_t b = 0; b < Batch; ++b)
+    [&]<std::size_t... H>(std::index_sequence<H...>) {
+      (attention_head<T, W, Tokens, head_dim, cols>(qt + (H * head_dim * cols + b * np),
+                                                    kt + (H * head_dim * cols + b * np),
+                                                    vt + (H * head_dim * cols + b * np),
+                                                    ct + (H * head_dim * cols + b * np), divisor, s),
+       ...);
+    }(std::make_index_sequence<NumHeads>{});
+  T* const ot = qt;
+  project<T, W, DOut, DOut, cols>(wo, bo, ct, ot);
+  for (std::size_t b = 0; b < Batch; ++b)
+    transpose<T, W, DOut, Tokens>(ot + b * np, cols, out + b * Tokens * DOut, DOut);
+}
+
+}  // namespace mha::detail::token_major

@@ -1,0 +1,99 @@
+// test_token_major.cpp -- the token-major run-time path of the fixed-size
+// multi_head_attention (include/mha/detail/token_major.hpp: float inference,
+// N <= token_major::max_tokens) against the general path of mha::dynamic,
+// which is validated against PyTorch by test_golden. The two must agree bit
+// for bit; the shapes below are chosen to reach every branch of the path:
+// token counts that are and are not multiples of the token vector width,
+// query vectors unrolled and looped, several chunks of the softmax sum,
+// d_in below, equal to and above d_out, head_dim below, equal to and above the
+// 16-feature context block and not a multiple of it, qkv bias on and off,
+// batches, and the largest N of the path. Built twice: with the project's
+// flags and, where the compiler accepts it, with -march=native (wider vectors,
+// fused multiply-adds), see test/CMakeLists.txt.
+#include <catch2/catch.hpp>
+
+#include <cstddef>
+#include <memory>
+#include <random>
+
+#include "test_support.hpp"
+
+namespace {
+
+template <std::size_t B, std::size_t N, std::size_t DIn, std::size_t DOut, std::size_t H, bool Bias>
+void check_against_dynamic(unsigned seed) {
+  using model = mha::multi_head_attention<float, DIn, DOut, N, H, Bias>;
+  static_assert(mha::detail::token_major::applies<float, B, N, DIn, DOut>,
+                "this test is about shapes that take the token-major path");
+  INFO("B=" << B << " N=" << N << " d_in=" << DIn << " d_out=" << DOut << " heads=" << H
+            << " qkv_bias=" << Bias);
+  std::mt19937 rng(seed);
+  auto m = std::make_unique<model>();
+  mha_test::randomize(*m, rng);
+  const auto dyn = mha_test::to_dynamic(*m);
+  auto x = std::make_unique<mha::tensor<float, B, N, DIn>>();
+  mha_test::fill_uniform(*x, rng, 1.0);
+  auto y = std::make_unique<mha::tensor<float, B, N, DOut>>();
+  auto ws = std::make_unique<typename model::template workspace<B, N>>();
+  m->forward(*x, *y, *ws);
+  REQUIRE(mha_test::all_finite(y->data(), y->size));
+  const auto dy = dyn.forward(mha_test::to_dynamic(*x));
+  REQUIRE(mha_test::same_bits(*y, dy));
+  // The workspace is reused: a second call on other inputs gives the same
+  // bits as a fresh computation by the twin.
+  mha_test::fill_uniform(*x, rng, 3.0);
+  m->forward(*x, *y, *ws);
+  REQUIRE(mha_test::same_bits(*y, dyn.forward(mha_test::to_dynamic(*x))));
+}
+
+}  // namespace
+
+TEST_CASE("token-major path: small shapes equal mha::dynamic bit for bit", "[token_major]") {
+  check_against_dynamic<2, 6, 3, 2, 2, false>(1);   // the book's example (head_dim 1)
+  check_against_dynamic<1, 1, 4, 4, 2, false>(2);   // one token
+  check_against_dynamic<1, 8, 16, 16, 2, false>(3);  // `tiny`
+  check_against_dynamic<3, 5, 7, 9, 3, true>(4);    // odd sizes, bias, padding
+  check_against_dynamic<2, 4, 10, 15, 5, true>(5);  // d_in < d_out, head_dim 3
+}
+
+TEST_CASE("token-major path: medium shapes equal mha::dynamic bit for bit", "[token_major]") {
+  check_against_dynamic<1, 32, 64, 64, 4, false>(11);    // `embedded`
+  check_against_dynamic<2, 33, 48, 64, 4, true>(12);     // N just past a vector
+  check_against_dynamic<1, 37, 64, 24, 1, false>(13);    // d_in > d_out, head_dim 24
+  check_against_dynamic<4, 17, 20, 36, 2, true>(14);     // head_dim 18 (16 + 2)
+  check_against_dynamic<1, 64, 128, 128, 4, false>(15);  // `small`, head_dim 32
+}
+
+TEST_CASE("token-major path: long sequences equal mha::dynamic bit for bit", "[token_major]") {
+  check_against_dynamic<1, 100, 24, 32, 2, true>(21);   // looped query vectors
+  check_against_dynamic<1, 129, 16, 16, 4, false>(22);  // keys in many chunks of the sum
+  constexpr std::size_t n_max = mha::detail::token_major::max_tokens;
+  check_against_dynamic<1, n_max, 32, 32, 2, false>(23);  // the largest N of the path
+}
+
+TEST_CASE("token-major path ends at max_tokens", "[token_major]") {
+  constexpr std::size_t n_max = mha::detail::token_major::max_tokens;
+  STATIC_REQUIRE(mha::detail::token_major::applies<float, 1, n_max, 8, 8>);
+  STATIC_REQUIRE_FALSE(mha::detail::token_major::applies<float, 1, n_max + 1, 8, 8>);
+  STATIC_REQUIRE_FALSE(mha::detail::token_major::applies<double, 1, 8, 8, 8>);
+}
+
+TEST_CASE("token-major path: training with dropout takes the general path", "[token_major]") {
+  // With dropout active the forward falls back to the general path (its
+  // dropout stream is defined per score row); inference and training with
+  // p = 0 stay on the token-major path. All three agree with the twin.
+  using model = mha::multi_head_attention<float, 12, 12, 10, 3, false>;
+  std::mt19937 rng(31);
+  model m{};
+  mha_test::randomize(m, rng);
+  mha::tensor<float, 2, 10, 12> x{};
+  mha_test::fill_uniform(x, rng, 1.0);
+  auto dyn = mha_test::to_dynamic(m);
+  REQUIRE(mha_test::same_bits(m.forward(x), dyn.forward(mha_test::to_dynamic(x))));
+  REQUIRE(mha_test::same_bits(m.forward_training(x, 7), dyn.forward(mha_test::to_dynamic(x))));
+  m.dropout = 0.25f;
+  dyn.dropout = 0.25f;
+  const auto y = m.forward_training(x, 7);
+  REQUIRE(mha_test::same_bits(y, dyn.forward_training(mha_test::to_dynamic(x), 7)));
+  REQUIRE_FALSE(mha_test::same_bits(y, m.forward(x)));  // dropout did act
+}
