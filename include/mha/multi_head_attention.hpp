@@ -215,14 +215,14 @@ struct multi_head_attention {
     T* const key = ws.storage + block;
     T* const value = ws.storage + 2 * block;
     T* const context = ws.storage + 3 * block;
-    w_query.apply_rows(x, rows{}, query);
-    w_value.apply_rows(x, rows{}, value);
     // Small constant shapes take the simple path at run time too (see detail::small_extent).
     constexpr bool small = detail::small_sizes<detail::size_c<Batch * Tokens>, detail::size_c<DIn>,
                                                detail::size_c<DOut>>;
     if (std::is_constant_evaluated() || small) {
       // Simple path (compile-time evaluation, small shapes): K row-major, one score row at a time.
+      w_query.apply_rows(x, rows{}, query);
       w_key.apply_rows(x, rows{}, key);
+      w_value.apply_rows(x, rows{}, value);
       T scores[Tokens];
       [&]<std::size_t... H>(std::index_sequence<H...>) {
         (detail::causal_attention_head(
@@ -233,24 +233,36 @@ struct multi_head_attention {
              detail::size_c<Tokens>{}, detail::size_c<head_dim>{}, score_divisor, drop, H, scores),
          ...);
       }(std::make_index_sequence<NumHeads>{});
-    } else {
-      // Fast path (run time): K stored transposed, [Batch][DOut][Tokens]; head H's
-      // keys are its rows [H*head_dim, (H+1)*head_dim) (key_t_layout<H, ...>).
-      detail::linear_rows_kt(x, detail::size_c<Batch>{}, detail::size_c<Tokens>{},
-                             detail::size_c<DIn>{}, w_key.weight.data(), detail::bias_data(w_key),
-                             detail::size_c<DOut>{}, key);
-      T scores[detail::gemm::mr * Tokens];  // one block of score rows
+      out_proj.apply_rows(context, rows{}, out);
+      return;
+    }
+    // Fast path (run time), one sequence after the other so that the working
+    // set is one sequence's Q, K, V and context (every element is computed
+    // exactly as in one product over all Batch * Tokens rows). K is stored
+    // transposed, [DOut][Tokens] per sequence; head H's keys are its rows
+    // [H*head_dim, (H+1)*head_dim) (key_t_layout<H, 1, Tokens>).
+    using seq_rows = detail::size_c<Tokens>;
+    T scores[detail::gemm::mr * Tokens];  // one block of score rows
+    for (std::size_t b = 0; b < Batch; ++b) {
+      const T* xb = x + b * Tokens * DIn;
+      const std::size_t at = b * Tokens * DOut;
+      w_query.apply_rows(xb, seq_rows{}, query + at);
+      w_value.apply_rows(xb, seq_rows{}, value + at);
+      detail::linear_rows_kt(xb, detail::size_c<1>{}, detail::size_c<Tokens>{}, detail::size_c<DIn>{},
+                             w_key.weight.data(), detail::bias_data(w_key), detail::size_c<DOut>{},
+                             key + at);
       [&]<std::size_t... H>(std::index_sequence<H...>) {
         (detail::causal_attention_head_kt(
-             block_view<const T, qkv_head_layout<H, Batch, Tokens>>(query),
-             block_view<const T, key_t_layout<H, Batch, Tokens>>(key),
-             block_view<const T, qkv_head_layout<H, Batch, Tokens>>(value),
-             block_view<T, context_head_layout<H, Batch, Tokens>>(context), detail::size_c<Batch>{},
-             detail::size_c<Tokens>{}, detail::size_c<head_dim>{}, score_divisor, drop, H, scores),
+             block_view<const T, qkv_head_layout<H, 1, Tokens>>(query + at),
+             block_view<const T, key_t_layout<H, 1, Tokens>>(key + at),
+             block_view<const T, qkv_head_layout<H, 1, Tokens>>(value + at),
+             block_view<T, context_head_layout<H, 1, Tokens>>(context + at), detail::size_c<1>{},
+             detail::size_c<Tokens>{}, detail::size_c<head_dim>{}, score_divisor, drop, H, scores,
+             b),
          ...);
       }(std::make_index_sequence<NumHeads>{});
+      out_proj.apply_rows(context + at, seq_rows{}, out + at);
     }
-    out_proj.apply_rows(context, rows{}, out);
   }
 
  public:

@@ -283,13 +283,15 @@ constexpr void causal_attention_head(QView q, KView k, VView v, OView out, Batch
 /// component at [j]), as written by linear_rows_kt. Every view needs a
 /// constant row stride (row_stride_of). `scores`: scratch for
 /// gemm::mr * tokens elements (one block of score rows, never N x N).
+/// `first_batch`: batch index of the views' first sequence, for the dropout
+/// stream (a caller that runs one sequence at a time passes its index).
 /// Not constexpr; the fixed-size modules call it only at run time.
 template <class T, class QView, class KtView, class VView, class OView, class Batch,
           class Tokens, class HeadDim>
 inline void causal_attention_head_kt(QView q, KtView kt, VView v, OView out, Batch batch,
                                      Tokens tokens, HeadDim head_dim, T divisor,
                                      const dropout_state<T>& drop, std::size_t head,
-                                     T* scores) noexcept {
+                                     T* scores, std::size_t first_batch = 0) noexcept {
   constexpr std::size_t L = simd::lanes<T>;
   const std::size_t ldq = row_stride_of(q);
   const std::size_t ldk = row_stride_of(kt);
@@ -307,7 +309,8 @@ inline void causal_attention_head_kt(QView q, KtView kt, VView v, OView out, Bat
       const std::size_t cols = rounded < n ? rounded : n;
       gemm::gemm_ab<T>(rows, cols, head_dim, q.row(b, i0), ldq, kb, ldk, scores, n, false);
       for (std::size_t r = 0; r < rows; ++r)
-        softmax_causal_row<T>(scores + r * n, i0 + r + 1, keys, divisor, drop, b, head, i0 + r);
+        softmax_causal_row<T>(scores + r * n, i0 + r + 1, keys, divisor, drop, first_batch + b, head,
+                              i0 + r);
       gemm::gemm_ab<T>(rows, head_dim, keys, scores, n, vb, ldv, out.row(b, i0), ldo, false);
     }
   }
