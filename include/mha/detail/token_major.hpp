@@ -49,19 +49,27 @@ inline constexpr std::size_t unrolled_query_vectors = 4;
 /// Vector registers of the target (the register tiles below are sized for them).
 inline constexpr std::size_t vector_registers = simd::vector_bytes == 64 ? 32 : 16;
 
+/// Narrowest power of two >= Tokens, at least 4 and at most Cap.
+template <std::size_t Tokens, std::size_t Cap>
+inline constexpr std::size_t pow2_width = [] {
+  std::size_t w = 4;
+  while (w < Tokens && w < Cap) w *= 2;
+  return w < Cap ? w : Cap;
+}();
+
 /// Lanes of the token vectors for N tokens: the narrowest power of two >= N,
 /// at least 4 and at most the target's vector width (narrow vectors cost the
 /// same per instruction, so wasted lanes would waste throughput).
 template <class T, std::size_t Tokens>
-inline constexpr std::size_t width = [] {
-  std::size_t w = 4;
-  while (w < Tokens && w < simd::lanes<T>) w *= 2;
-  return w < simd::lanes<T> ? w : simd::lanes<T>;
-}();
+inline constexpr std::size_t width = pow2_width<Tokens, simd::lanes<T>>;
+
+/// Tokens rounded up to a multiple of W.
+template <std::size_t Tokens, std::size_t W>
+inline constexpr std::size_t round_up = (Tokens + W - 1) / W * W;
 
 /// Tokens rounded up to whole token vectors.
 template <class T, std::size_t Tokens>
-inline constexpr std::size_t padded = (Tokens + width<T, Tokens> - 1) / width<T, Tokens> * width<T, Tokens>;
+inline constexpr std::size_t padded = round_up<Tokens, width<T, Tokens>>;
 
 /// Columns of the transposed intermediates: Batch sequences of padded tokens.
 template <class T, std::size_t Batch, std::size_t Tokens>
@@ -69,10 +77,13 @@ inline constexpr std::size_t columns = Batch * padded<T, Tokens>;
 
 /// Workspace elements of the token-major forward: x^T [DIn][cols], later
 /// reused for the context C^T [DOut][cols], then Q^T (later out^T), K^T,
-/// V^T [DOut][cols] each.
+/// V^T [DOut][cols] each. Sized for the widest token vector any target has
+/// (64 bytes), not this target's, so that the workspace type has the same
+/// size in every translation unit whatever its -m flags (padding to a
+/// narrower width never needs more).
 template <class T, std::size_t Batch, std::size_t Tokens, std::size_t DIn, std::size_t DOut>
 inline constexpr std::size_t workspace_elements =
-    ((DIn > DOut ? DIn : DOut) + 3 * DOut) * columns<T, Batch, Tokens>;
+    ((DIn > DOut ? DIn : DOut) + 3 * DOut) * Batch * round_up<Tokens, pow2_width<Tokens, 64 / sizeof(T)>>;
 
 /// True when the fixed-size multi_head_attention runs this path at run time
 /// for inference: float and N <= max_tokens.
@@ -327,6 +338,8 @@ inline void forward(const T* x, T* out, const T* wq, const T* bq, const T* wk, c
   constexpr std::size_t np = padded<T, Tokens>;
   constexpr std::size_t cols = columns<T, Batch, Tokens>;
   constexpr std::size_t head_dim = DOut / NumHeads;
+  static_assert(((DIn > DOut ? DIn : DOut) + 3 * DOut) * cols <=
+                workspace_elements<T, Batch, Tokens, DIn, DOut>);
   T* const xt = ws;  // x^T, then the context C^T
   T* const ct = ws;
   T* const qt = ws + (DIn > DOut ? DIn : DOut) * cols;  // Q^T, then out^T
