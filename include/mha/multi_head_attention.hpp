@@ -31,7 +31,11 @@ namespace mha {
 /// std::index_sequence<0..NumHeads-1>; each head reads its block of Q/K/V and
 /// writes its block of the concatenated context C through views that carry only
 /// a pointer (offset and strides are in the type), so neither the split nor the
-/// concatenation copies anything. See docs/design.md.
+/// concatenation copies anything. At run time, float inference on at most
+/// detail::token_major::max_tokens (256) tokens runs the token-major
+/// formulation (detail/token_major.hpp: transposed intermediates, weights read
+/// in place); everything else runs the register-tiled kernels one sequence at
+/// a time. All paths give the same bits as mha::dynamic. See docs/design.md.
 ///
 /// Members: `w_query`, `w_key`, `w_value` (linear<T, DIn, DOut, QkvBias>),
 /// `out_proj` (linear<T, DOut, DOut, true>), `dropout` (probability, training

@@ -12,7 +12,10 @@
 //    causal_attention_head_kt): register-tiled products from gemm.hpp and a
 //    blocked causal attention that never computes fully masked blocks.
 // The fixed-size modules branch on std::is_constant_evaluated(); mha::dynamic
-// always takes the fast path, so at run time both run the same code.
+// always takes the fast path. For float inference on few tokens the fixed-size
+// multi_head_attention runs a third formulation (token_major.hpp) that performs
+// the same operations in the same order per output element, so every path
+// gives the same bits at run time.
 #pragma once
 
 #include <cstddef>

@@ -25,8 +25,9 @@
 // Only float inference takes this path (no dropout: training uses the
 // general path, whose dropout stream is defined per score row).
 //
-// Stack: the transposed intermediates, scratch_bytes<...> (at most
-// max_scratch_bytes), and one block of score vectors.
+// Memory: the transposed intermediates live in the caller's workspace
+// (workspace_elements); the stack holds the score vectors of one query vector
+// (padded tokens x W floats, at most max_tokens * 64 bytes = 16 KiB).
 #pragma once
 
 #include <cstddef>
@@ -134,12 +135,12 @@ MHA_DETAIL_INLINE void butterfly(V (&rows)[W], std::index_sequence<L...>) noexce
 /// compiler has __builtin_shufflevector, the rest element by element.
 template <class T, std::size_t W, std::size_t Rows, std::size_t Cols>
 MHA_DETAIL_INLINE void transpose(const T* src, std::size_t lds, T* dst, std::size_t ldd) noexcept {
-  std::size_t r0 = 0;
 #if defined(MHA_DETAIL_HAVE_SHUFFLEVECTOR)
   using V = vec<T, W>;
-  for (; r0 + W <= Rows; r0 += W) {
-    std::size_t c0 = 0;
-    for (; c0 + W <= Cols; c0 += W) {
+  constexpr std::size_t block_rows = Rows / W * W;  // rows in whole W x W blocks
+  constexpr std::size_t block_cols = Cols / W * W;
+  for (std::size_t r0 = 0; r0 < block_rows; r0 += W) {
+    for (std::size_t c0 = 0; c0 < block_cols; c0 += W) {
       V rows[W];
 #pragma GCC unroll 16
       for (std::size_t r = 0; r < W; ++r) rows[r] = load<V>(src + (r0 + r) * lds + c0);
@@ -147,12 +148,16 @@ MHA_DETAIL_INLINE void transpose(const T* src, std::size_t lds, T* dst, std::siz
 #pragma GCC unroll 16
       for (std::size_t c = 0; c < W; ++c) store(dst + (c0 + c) * ldd + r0, rows[c]);
     }
-    for (std::size_t r = r0; r < r0 + W; ++r)
-      for (std::size_t c = c0; c < Cols; ++c) dst[c * ldd + r] = src[r * lds + c];
+    if constexpr (block_cols < Cols)
+      for (std::size_t r = r0; r < r0 + W; ++r)
+        for (std::size_t c = block_cols; c < Cols; ++c) dst[c * ldd + r] = src[r * lds + c];
   }
+#else
+  constexpr std::size_t block_rows = 0;
 #endif
-  for (std::size_t r = r0; r < Rows; ++r)
-    for (std::size_t c = 0; c < Cols; ++c) dst[c * ldd + r] = src[r * lds + c];
+  if constexpr (block_rows < Rows)
+    for (std::size_t r = block_rows; r < Rows; ++r)
+      for (std::size_t c = 0; c < Cols; ++c) dst[c * ldd + r] = src[r * lds + c];
 }
 
 /// One register tile of a projection: y[r][c] = bias[r] + sum_k w[r][k] * x[k][c]
