@@ -97,3 +97,34 @@ TEST_CASE("token-major path: training with dropout takes the general path", "[to
   REQUIRE(mha_test::same_bits(y, dyn.forward_training(mha_test::to_dynamic(x), 7)));
   REQUIRE_FALSE(mha_test::same_bits(y, m.forward(x)));  // dropout did act
 }
+
+namespace {
+
+template <std::size_t B, std::size_t N, std::size_t DIn, std::size_t DOut, std::size_t H, bool Bias>
+void check_training_against_dynamic(float p, unsigned seed) {
+  using model = mha::multi_head_attention<float, DIn, DOut, N, H, Bias>;
+  INFO("B=" << B << " N=" << N << " d_in=" << DIn << " d_out=" << DOut << " heads=" << H
+            << " qkv_bias=" << Bias << " dropout=" << p);
+  std::mt19937 rng(seed);
+  model m{};
+  mha_test::randomize(m, rng);
+  m.dropout = p;
+  auto dyn = mha_test::to_dynamic(m);
+  mha::tensor<float, B, N, DIn> x{};
+  mha_test::fill_uniform(x, rng, 1.0);
+  REQUIRE(mha_test::same_bits(m.forward_training(x, 1), dyn.forward_training(mha_test::to_dynamic(x), 1)));
+}
+
+}  // namespace
+
+TEST_CASE("fixed equals mha::dynamic where g++ -O2 -march=native once fused differently",
+          "[token_major][contraction]") {
+  // Found by the adversarial pass: with GCC's Zen tuning (avoid-fma-max-bits)
+  // these differed in the last bit until every sum went through
+  // detail::muladd. They matter in the -march=native -O2 build of this file.
+  check_against_dynamic<1, 5, 3, 4, 4, true>(9);
+  check_against_dynamic<5, 3, 1, 17, 1, false>(5);
+  check_against_dynamic<5, 4, 50, 99, 3, false>(7);
+  check_training_against_dynamic<4, 6, 3, 2, 2, false>(0.1f, 47);   // general path, one sequence at a time
+  check_training_against_dynamic<2, 16, 16, 16, 8, true>(0.1f, 50);
+}

@@ -38,8 +38,8 @@ constexpr bool check_linear_input() noexcept {
 }
 
 /// Shared compile-time checks and body of linear<...>::forward.
-template <class T, std::size_t In, std::size_t Out, class U, std::size_t... E>
-constexpr auto linear_forward(const T* weight, const T* bias, const tensor<U, E...>& x) noexcept {
+template <class T, std::size_t In, std::size_t Out, class Bias, class U, std::size_t... E>
+constexpr auto linear_forward(const T* weight, Bias bias, const tensor<U, E...>& x) noexcept {
   using X = tensor<U, E...>;
   constexpr bool ok = check_linear_input<U, T, X::extents[X::rank - 1], In>();
   with_last_extent_t<tensor<T, E...>, Out> y;
@@ -83,7 +83,8 @@ struct linear {
   /// OutFeatures. Rows of y: [rows][OutFeatures] with rows = x.size / In.
   template <class U, std::size_t... E>
   constexpr auto forward(const tensor<U, E...>& x) const noexcept {
-    return detail::linear_forward<T, InFeatures, OutFeatures>(weight.data(), bias.data(), x);
+    return detail::linear_forward<T, InFeatures, OutFeatures>(
+        weight.data(), detail::present_bias<T>{bias.data()}, x);
   }
   /// Same as forward(x).
   template <class U, std::size_t... E>
@@ -93,8 +94,8 @@ struct linear {
   /// Applies the layer to `rows` contiguous rows: x [rows][In] -> y [rows][Out].
   template <class Rows>
   constexpr void apply_rows(const T* x, Rows rows, T* y) const noexcept {
-    detail::linear_rows(x, rows, detail::size_c<InFeatures>{}, weight.data(), bias.data(),
-                        detail::size_c<OutFeatures>{}, y);
+    detail::linear_rows(x, rows, detail::size_c<InFeatures>{}, weight.data(),
+                        detail::present_bias<T>{bias.data()}, detail::size_c<OutFeatures>{}, y);
   }
   /// Assigning a linear layer of another element type, shape or bias setting
   /// is a compile-time error with our message (instead of "no match for
@@ -149,7 +150,7 @@ struct linear<T, InFeatures, OutFeatures, false> {
   template <class Rows>
   constexpr void apply_rows(const T* x, Rows rows, T* y) const noexcept {
     detail::linear_rows(x, rows, detail::size_c<InFeatures>{}, weight.data(),
-                        static_cast<const T*>(nullptr), detail::size_c<OutFeatures>{}, y);
+                        nullptr, detail::size_c<OutFeatures>{}, y);
   }
   /// Assigning a linear layer of another element type, shape or bias setting
   /// is a compile-time error with our message (instead of "no match for

@@ -207,8 +207,9 @@ struct multi_head_attention {
       // path (detail/token_major.hpp), bit-identical to the general one below.
       if (!std::is_constant_evaluated() && !drop.active) {
         detail::token_major::forward<T, Batch, Tokens, DIn, DOut, NumHeads>(
-            x, out, w_query.weight.data(), detail::bias_data(w_query), w_key.weight.data(),
-            detail::bias_data(w_key), w_value.weight.data(), detail::bias_data(w_value),
+            x, out, w_query.weight.data(), detail::bias_pointer<T>(detail::bias_data(w_query)),
+            w_key.weight.data(), detail::bias_pointer<T>(detail::bias_data(w_key)),
+            w_value.weight.data(), detail::bias_pointer<T>(detail::bias_data(w_value)),
             out_proj.weight.data(), out_proj.bias.data(), score_divisor, ws.storage);
         return;
       }

@@ -23,6 +23,7 @@
 
 #include <cstddef>
 
+#include <mha/detail/muladd.hpp>
 #include <mha/detail/simd.hpp>
 
 /// Forces inlining of the small kernel pieces, so that a caller whose sizes
@@ -71,7 +72,7 @@ MHA_DETAIL_INLINE void micro(std::size_t k, const T* a, std::size_t lda, const T
     for (std::size_t m = 0; m < MR; ++m) {
       const T am = a[m * lda + p];
 #pragma GCC unroll 8
-      for (std::size_t n = 0; n < NR; ++n) acc[m][n] += am * bv[n];
+      for (std::size_t n = 0; n < NR; ++n) acc[m][n] = muladd(acc[m][n], am, bv[n]);
     }
   }
 #pragma GCC unroll 8

@@ -25,6 +25,7 @@
 #include <mha/detail/dropout.hpp>
 #include <mha/detail/gemm.hpp>
 #include <mha/detail/math.hpp>
+#include <mha/detail/muladd.hpp>
 #include <mha/detail/simd.hpp>
 
 namespace mha::detail {
@@ -54,20 +55,66 @@ consteval bool is_small_size() {
 template <class... Sizes>
 inline constexpr bool small_sizes = (is_small_size<Sizes>() && ...);
 
+/// The bias argument of the projection kernels is one of:
+///  * std::nullptr_t: no bias, known at compile time;
+///  * present_bias<T>: a bias, known at compile time (fixed-size layers);
+///  * const T*: chosen at run time, nullptr for none (mha::dynamic).
+/// The first two are never compared with nullptr: GCC cannot evaluate such a
+/// comparison in a constant expression when built with -fsanitize=null.
+template <class T>
+struct present_bias {
+  const T* data;  ///< [out]
+};
+constexpr bool has_bias(std::nullptr_t) noexcept { return false; }
+template <class T>
+constexpr bool has_bias(present_bias<T>) noexcept {
+  return true;
+}
+template <class T>
+constexpr bool has_bias(const T* bias) noexcept {
+  return bias != nullptr;
+}
+/// The bias as a pointer (nullptr for none), for the run-time kernels.
+template <class T>
+constexpr const T* bias_pointer(std::nullptr_t) noexcept {
+  return nullptr;
+}
+template <class T>
+constexpr const T* bias_pointer(present_bias<T> bias) noexcept {
+  return bias.data;
+}
+template <class T>
+constexpr const T* bias_pointer(const T* bias) noexcept {
+  return bias;
+}
+/// Element o of a bias that has_bias.
+template <class T>
+constexpr T bias_at(present_bias<T> bias, std::size_t o) noexcept {
+  return bias.data[o];
+}
+template <class T>
+constexpr T bias_at(const T* bias, std::size_t o) noexcept {
+  return bias[o];
+}
+template <class T>
+constexpr T bias_at(std::nullptr_t, std::size_t) noexcept {
+  return T(0);
+}
+
 /// y[r][o] = bias[o] + sum_i x[r][i] * weight[o][i]   (torch.nn.Linear)
 ///
-/// x: [rows][in] row-major, weight: [out][in] (PyTorch layout), bias: [out] or
-/// nullptr, y: [rows][out] row-major. The dot product runs over i in
+/// x: [rows][in] row-major, weight: [out][in] (PyTorch layout), bias: [out]
+/// (see present_bias) or none, y: [rows][out] row-major. The dot product runs over i in
 /// increasing order, then the bias is added. At run time the products are
 /// register-tiled (gemm::gemm_abt: the same order of every sum; values can
 /// differ from the constexpr loop only where the target fuses multiply-adds).
 /// Stack use at run time: one packed panel (gemm::kc x gemm::nc<T> elements).
 /// Small constant shapes (small_sizes) use the simple loop at run time too.
-template <class T, class Rows, class In, class Out>
-constexpr void linear_rows(const T* x, Rows rows, In in, const T* weight, const T* bias, Out out,
+template <class T, class Rows, class In, class Out, class Bias>
+constexpr void linear_rows(const T* x, Rows rows, In in, const T* weight, Bias bias, Out out,
                            T* y) noexcept {
   if (!std::is_constant_evaluated() && !small_sizes<Rows, In, Out>) {
-    gemm::gemm_abt<T>(rows, out, in, x, in, weight, in, y, out, bias, nullptr);
+    gemm::gemm_abt<T>(rows, out, in, x, in, weight, in, y, out, bias_pointer<T>(bias), nullptr);
     return;
   }
   for (std::size_t r = 0; r < rows; ++r) {
@@ -76,8 +123,8 @@ constexpr void linear_rows(const T* x, Rows rows, In in, const T* weight, const 
     for (std::size_t o = 0; o < out; ++o) {
       const T* wo = weight + o * in;
       T acc = T(0);
-      for (std::size_t i = 0; i < in; ++i) acc += xr[i] * wo[i];
-      yr[o] = bias != nullptr ? acc + bias[o] : acc;
+      for (std::size_t i = 0; i < in; ++i) acc = muladd(acc, xr[i], wo[i]);
+      yr[o] = has_bias(bias) ? acc + bias_at<T>(bias, o) : acc;
     }
   }
 }
@@ -85,16 +132,16 @@ constexpr void linear_rows(const T* x, Rows rows, In in, const T* weight, const 
 /// The transposed projection: kt[b][o][j] = bias[o] + sum_i x[b][j][i] * weight[o][i],
 /// i.e. (x_b weight^T)^T per batch, each sum in the order of linear_rows (so
 /// kt[b][o][j] equals linear_rows' y[b*tokens + j][o] bit for bit).
-/// x: [batch][tokens][in], weight: [out][in], bias: [out] or nullptr,
+/// x: [batch][tokens][in], weight: [out][in], bias: as for linear_rows,
 /// kt: [batch][out][tokens]. Used for the keys, whose transposed layout is
 /// what the blocked attention reads.
-template <class T, class Batch, class Tokens, class In, class Out>
+template <class T, class Batch, class Tokens, class In, class Out, class Bias>
 constexpr void linear_rows_kt(const T* x, Batch batch, Tokens tokens, In in, const T* weight,
-                              const T* bias, Out out, T* kt) noexcept {
+                              Bias bias, Out out, T* kt) noexcept {
   if (!std::is_constant_evaluated()) {
     for (std::size_t b = 0; b < batch; ++b)
       gemm::gemm_abt<T>(out, tokens, in, weight, in, x + b * tokens * in, in,
-                        kt + b * out * tokens, tokens, nullptr, bias);
+                        kt + b * out * tokens, tokens, nullptr, bias_pointer<T>(bias));
     return;
   }
   for (std::size_t b = 0; b < batch; ++b)
@@ -103,17 +150,18 @@ constexpr void linear_rows_kt(const T* x, Batch batch, Tokens tokens, In in, con
       for (std::size_t j = 0; j < tokens; ++j) {
         const T* xj = x + (b * tokens + j) * in;
         T acc = T(0);
-        for (std::size_t i = 0; i < in; ++i) acc += xj[i] * wo[i];
-        kt[(b * out + o) * tokens + j] = bias != nullptr ? acc + bias[o] : acc;
+        for (std::size_t i = 0; i < in; ++i) acc = muladd(acc, xj[i], wo[i]);
+        kt[(b * out + o) * tokens + j] = has_bias(bias) ? acc + bias_at<T>(bias, o) : acc;
       }
     }
 }
 
-/// Pointer to a linear layer's bias, or nullptr for a layer without bias.
+/// A fixed-size linear layer's bias as a kernel bias argument: present_bias,
+/// or nullptr for a layer without bias.
 template <class Linear>
-constexpr const typename Linear::value_type* bias_data(const Linear& l) noexcept {
+constexpr auto bias_data(const Linear& l) noexcept {
   if constexpr (Linear::has_bias)
-    return l.bias.data();
+    return present_bias<typename Linear::value_type>{l.bias.data()};
   else
     return nullptr;
 }
@@ -256,7 +304,7 @@ constexpr void causal_attention_head(QView q, KView k, VView v, OView out, Batch
       for (std::size_t j = 0; j <= i; ++j) {
         const auto* kj = k.row(b, j);
         T dot = T(0);
-        for (std::size_t d = 0; d < head_dim; ++d) dot += qi[d] * kj[d];
+        for (std::size_t d = 0; d < head_dim; ++d) dot = muladd(dot, qi[d], kj[d]);
         scores[j] = dot;
       }
       softmax_causal_row<T, small_sizes<Tokens, HeadDim>>(scores, i + 1, i + 1, divisor, drop, b,
@@ -266,7 +314,7 @@ constexpr void causal_attention_head(QView q, KView k, VView v, OView out, Batch
       for (std::size_t j = 0; j <= i; ++j) {
         const T w = scores[j];
         const auto* vj = v.row(b, j);
-        for (std::size_t d = 0; d < head_dim; ++d) oi[d] += w * vj[d];
+        for (std::size_t d = 0; d < head_dim; ++d) oi[d] = muladd(oi[d], w, vj[d]);
       }
     }
   }

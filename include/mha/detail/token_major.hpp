@@ -37,6 +37,7 @@
 #include <utility>
 
 #include <mha/detail/gemm.hpp>
+#include <mha/detail/muladd.hpp>
 #include <mha/detail/simd.hpp>
 
 #define MHA_DETAIL_LAMBDA_INLINE __attribute__((always_inline))
@@ -180,7 +181,7 @@ MHA_DETAIL_INLINE void project_tile(const T* w, const T* bias, const T* x, T* y)
     for (std::size_t r = 0; r < R; ++r) {
       const T wr = w[r * In + k];
 #pragma GCC unroll 8
-      for (std::size_t n = 0; n < CV; ++n) acc[r][n] += wr * xv[n];
+      for (std::size_t n = 0; n < CV; ++n) acc[r][n] = muladd(acc[r][n], wr, xv[n]);
     }
   }
 #pragma GCC unroll 32
@@ -232,7 +233,7 @@ MHA_DETAIL_INLINE void score_block(const T* q, const T* k, vec<T, W>* s) noexcep
   for (std::size_t d = 0; d < HeadDim; ++d) {
     const V qd = load<V>(q + d * Cols);
 #pragma GCC unroll 16
-    for (std::size_t jj = 0; jj < JB; ++jj) acc[jj] += qd * k[d * Cols + jj];
+    for (std::size_t jj = 0; jj < JB; ++jj) acc[jj] = muladd(acc[jj], qd, k[d * Cols + jj]);
   }
 #pragma GCC unroll 16
   for (std::size_t jj = 0; jj < JB; ++jj) s[jj] = acc[jj];
@@ -248,7 +249,7 @@ MHA_DETAIL_INLINE void context_block(const vec<T, W>* p, std::size_t keys, const
   for (std::size_t dd = 0; dd < DB; ++dd) acc[dd] = V{};
   for (std::size_t j = 0; j < keys; ++j) {
 #pragma GCC unroll 16
-    for (std::size_t dd = 0; dd < DB; ++dd) acc[dd] += p[j] * v[dd * Cols + j];
+    for (std::size_t dd = 0; dd < DB; ++dd) acc[dd] = muladd(acc[dd], p[j], v[dd * Cols + j]);
   }
 #pragma GCC unroll 16
   for (std::size_t dd = 0; dd < DB; ++dd) store(c + dd * Cols, acc[dd]);
