@@ -131,57 +131,48 @@ def main():
             return t[(den, cfg)] / t[(num, cfg)]
         return None
 
-    # 1. time per config, log scale
-    fig, ax = plt.subplots(figsize=(8, 4.5))
     x = range(len(configs))
-    for impl in impls:
-        ys = [t.get((impl, c)) for c in configs]
-        ax.plot([i for i, y in zip(x, ys) if y], [y for y in ys if y], "o-", label=impl,
-                color=COLORS[impl])
-    ax.set_xticks(list(x), configs)
-    ax.set_yscale("log")
-    ax.set_ylabel("time per forward (s, CPU time, median)")
-    ax.set_title("Forward time per configuration (lower is better)")
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(os.path.join(img_dir, "time.png"), dpi=110)
-    plt.close(fig)
 
-    # 2. speed-ups of fixed
-    fig, ax = plt.subplots(figsize=(8, 4.5))
-    for den in [i for i in impls if i != "fixed"]:
-        ys = [ratio("fixed", den, c) for c in configs]
-        ax.plot([i for i, y in zip(x, ys) if y], [y for y in ys if y], "o-",
-                label=f"fixed vs {den}", color=COLORS[den])
-    ax.axhline(1.0, color="black", lw=0.8)
-    ax.set_xticks(list(x), configs)
-    ax.set_yscale("log")
-    ax.set_ylabel("speed-up of fixed (× faster)")
-    ax.set_title("mha::multi_head_attention speed-up over the other implementations")
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(os.path.join(img_dir, "speedup.png"), dpi=110)
-    plt.close(fig)
-
-    # 3. fraction of peak (causal-useful FLOP)
-    if peak:
+    def line_plot(series, ylabel, title, name, hline=None, log=True):
+        """One line per (label, color, values per config); missing values skipped."""
         fig, ax = plt.subplots(figsize=(8, 4.5))
-        for impl in impls:
-            ys = [med[(impl, c)]["causal"] / peak if (impl, c) in med else None for c in configs]
-            ax.plot([i for i, y in zip(x, ys) if y], [y for y in ys if y], "o-", label=impl,
-                    color=COLORS[impl])
-        ax.axhline(0.5, color="gray", ls="--", lw=0.8, label="50% of peak")
+        for label, color, ys in series:
+            ax.plot([i for i, y in zip(x, ys) if y], [y for y in ys if y], "o-", label=label,
+                    color=color)
+        if hline:
+            ax.axhline(hline[0], **hline[1])
         ax.set_xticks(list(x), configs)
-        ax.set_ylim(0, 1.05)
-        ax.set_ylabel("causal-useful FLOP/s / measured FMA peak")
-        ax.set_title(f"Fraction of the measured single-core fp32 peak ({peak / 1e9:.0f} GFLOP/s)")
-        ax.grid(True, alpha=0.3)
+        if log:
+            ax.set_yscale("log")
+        else:
+            ax.set_ylim(0, 1.05)
+        ax.set_ylabel(ylabel)
+        ax.set_title(title)
+        ax.grid(True, which="both" if log else "major", alpha=0.3)
         ax.legend()
         fig.tight_layout()
-        fig.savefig(os.path.join(img_dir, "peak_fraction.png"), dpi=110)
+        fig.savefig(os.path.join(img_dir, name), dpi=110)
         plt.close(fig)
+
+    # 1. time per config, log scale
+    line_plot([(impl, COLORS[impl], [t.get((impl, c)) for c in configs]) for impl in impls],
+              "time per forward (s, CPU time, median)",
+              "Forward time per configuration (lower is better)", "time.png")
+    # 2. speed-ups of fixed
+    line_plot([(f"fixed vs {den}", COLORS[den], [ratio("fixed", den, c) for c in configs])
+               for den in impls if den != "fixed"],
+              "speed-up of fixed (× faster)",
+              "mha::multi_head_attention speed-up over the other implementations", "speedup.png",
+              hline=(1.0, dict(color="black", lw=0.8)))
+    # 3. fraction of peak (causal-useful FLOP)
+    if peak:
+        line_plot([(impl, COLORS[impl],
+                    [med[(impl, c)]["causal"] / peak if (impl, c) in med else None
+                     for c in configs]) for impl in impls],
+                  "causal-useful FLOP/s / measured FMA peak",
+                  f"Fraction of the measured single-core fp32 peak ({peak / 1e9:.0f} GFLOP/s)",
+                  "peak_fraction.png",
+                  hline=(0.5, dict(color="gray", ls="--", lw=0.8, label="50% of peak")), log=False)
 
     # ---- markdown
     L = []
