@@ -191,8 +191,8 @@ constexpr void softmax_causal_row(T* s, std::size_t len, std::size_t width, T di
   T row_max = -std::numeric_limits<T>::infinity();
   T sum = T(0);
   if ((Scalar || std::is_constant_evaluated()) && std::is_same_v<T, float>) {
-    // Scalar mirror of the vector code below: exp_scalar is one lane of
-    // simd::exp, and the sum is built lane by lane (lane l holds the keys
+    // Scalar mirror of the vector code below: simd::exp on a float computes
+    // one lane of simd::exp on a vector, and the sum is built lane by lane (lane l holds the keys
     // j = l (mod L), chunk after chunk, padding lanes 0), then reduced with
     // the same pairwise tree. The maximum does not depend on the order.
     constexpr std::size_t L = simd::lanes<T>;
@@ -202,7 +202,7 @@ constexpr void softmax_causal_row(T* s, std::size_t len, std::size_t width, T di
     }
     T lane[L] = {};
     for (std::size_t j = 0; j < len; ++j) {
-      const T e = static_cast<T>(simd::exp_scalar(static_cast<float>(s[j] - row_max)));
+      const T e = static_cast<T>(simd::exp(static_cast<float>(s[j] - row_max)));
       s[j] = e;
       lane[j % L] += e;
     }

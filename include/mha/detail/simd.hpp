@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 #include <utility>
 
 namespace mha::detail::simd {
@@ -133,46 +134,36 @@ __attribute__((always_inline)) inline T reduce_sum(vec<T> v) noexcept {
   return tree_reduce<lanes<T> / 2, T>(v, [](vec<T> a, vec<T> b) { return a + b; });
 }
 
-/// simd::exp for one float, usable in constant evaluation: the same
-/// operations in the same order as one lane of the vector version, so both
-/// give the same value wherever the target does not fuse multiply-adds.
-constexpr float exp_scalar(float x) noexcept {
-  // Clamps written so that NaN compares false and passes through (PyTorch
-  // propagates NaN scores to NaN weights; a clamp must not turn them finite).
-  x = x < -87.33654f ? -87.33654f : x;
-  x = x > 88.0f ? 88.0f : x;
-  constexpr float round_magic = 12582912.0f;
-  const float t = x * 1.44269504088896341f + round_magic;
-  const float n = t - round_magic;
-  float r = x - n * 0.693359375f;
-  r = r - n * -2.12194440e-4f;
-  float p = r * (1.0f / 720.0f) + (1.0f / 120.0f);
-  p = p * r + (1.0f / 24.0f);
-  p = p * r + (1.0f / 6.0f);
-  p = p * r + 0.5f;
-  p = p * r + 1.0f;
-  p = p * r + 1.0f;
-  const std::int32_t ni = std::bit_cast<std::int32_t>(t) - 0x4B400000;
-  const std::int32_t bits = static_cast<std::int32_t>(static_cast<std::uint32_t>(ni + 127) << 23);
-  return p * std::bit_cast<float>(bits);
-}
+/// The 32-bit integer type of exp's exponent arithmetic: std::int32_t for a
+/// float, the comparison result (a signed 32-bit vector) for a float vector.
+template <class VF>
+struct exp_int {
+  using type = decltype(VF{} < VF{});
+};
+template <>
+struct exp_int<float> {
+  using type = std::int32_t;
+};
 
-/// e^x lane-wise for float, for x <= 88 (softmax arguments are <= 0); NaN
-/// gives NaN.
+/// e^x for a float or lane-wise for a GCC/Clang vector of float of any width
+/// (vec<float>, or the narrower token vectors of token_major.hpp), for
+/// x <= 88 (softmax arguments are <= 0); NaN gives NaN. One definition for
+/// scalars and vectors, so that the constant-evaluation and scalar paths
+/// compute exactly what one lane of the vector paths computes. constexpr for
+/// float.
 /// Cody-Waite reduction x = n ln2 + r with |r| <= ln2/2 (ln2 split in a high
 /// and a low part as in Cephes' expf), degree-6 Taylor polynomial of e^r
 /// (truncation error < 2e-7 relative, about 1-2 ulp), times 2^n built from the
 /// exponent bits. Inputs below -87.33 give the smallest normal float (~1.2e-38)
 /// instead of a denormal or 0; this is below float resolution next to the
 /// row maximum's weight of 1.
-/// VF may be any GCC/Clang vector of float (vec<float> or a narrower one, as
-/// used by token_major.hpp): every lane runs the same operations.
 template <class VF>
-__attribute__((always_inline)) inline VF exp(VF x) noexcept {
-  using vi = decltype(x < x);  // the signed 32-bit vector of VF's width
+__attribute__((always_inline)) constexpr VF exp(VF x) noexcept {
+  using vi = typename exp_int<VF>::type;
   const VF lo = VF{} + -87.33654f;
   const VF hi = VF{} + 88.0f;
-  // NaN lanes compare false and pass through (see exp_scalar).
+  // Clamps written so that NaN compares false and passes through (PyTorch
+  // propagates NaN scores to NaN weights; a clamp must not turn them finite).
   x = x < lo ? lo : x;
   x = x > hi ? hi : x;
   constexpr float round_magic = 12582912.0f;  // 1.5 * 2^23: adding it rounds to an integer
@@ -188,7 +179,11 @@ __attribute__((always_inline)) inline VF exp(VF x) noexcept {
   p = p * r + 1.0f;
   // t's low mantissa bits hold n (two's complement) above 0x4B400000.
   const vi ni = std::bit_cast<vi>(t) - 0x4B400000;
-  const vi bits = (ni + 127) << 23;
+  vi bits;
+  if constexpr (std::is_same_v<VF, float>)
+    bits = static_cast<vi>(static_cast<std::uint32_t>(ni + 127) << 23);
+  else
+    bits = (ni + 127) << 23;
   return p * std::bit_cast<VF>(bits);
 }
 
