@@ -96,4 +96,14 @@ struct runner {
   virtual std::vector<float> output() = 0;
 };
 
+/// A benchmarked KV-cached decode step: step() computes the output of one new
+/// token at position `cached` against a cache already holding `cached` tokens,
+/// then rolls the cache back to `cached` tokens, so every step() does the same
+/// work; output() copies the last step's output [batch][1][d_out] out.
+struct decode_runner {
+  virtual ~decode_runner() = default;
+  virtual void step() = 0;
+  virtual std::vector<float> output() = 0;
+};
+
 }  // namespace bench

@@ -2,8 +2,10 @@
 // 3.6.2) written with torch ops, as a libtorch user would.
 #include "torch_impl.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
 
 #include <torch/torch.h>
 
@@ -12,6 +14,19 @@ namespace {
 
 torch::Tensor from(const std::vector<float>& v, std::vector<std::int64_t> shape) {
   return torch::from_blob(const_cast<float*>(v.data()), shape, torch::kFloat32).clone();
+}
+
+/// Copies the weights into the four Linear modules and puts them in eval mode.
+void load(const weights& w, torch::nn::Linear& w_query, torch::nn::Linear& w_key,
+          torch::nn::Linear& w_value, torch::nn::Linear& out_proj) {
+  torch::NoGradGuard no_grad;
+  const auto din = static_cast<std::int64_t>(w.d_in), d = static_cast<std::int64_t>(w.d_out);
+  w_query->weight.copy_(from(w.w_query, {d, din}));
+  w_key->weight.copy_(from(w.w_key, {d, din}));
+  w_value->weight.copy_(from(w.w_value, {d, din}));
+  out_proj->weight.copy_(from(w.w_out, {d, d}));
+  out_proj->bias.copy_(from(w.b_out, {d}));
+  for (auto* m : {&w_query, &w_key, &w_value, &out_proj}) (*m)->eval();
 }
 
 class torch_runner final : public runner {
@@ -28,12 +43,7 @@ class torch_runner final : public runner {
         w_value_(torch::nn::LinearOptions(din_, d_).bias(false)),
         out_proj_(torch::nn::LinearOptions(d_, d_).bias(true)) {
     torch::NoGradGuard no_grad;
-    w_query_->weight.copy_(from(w.w_query, {d_, din_}));
-    w_key_->weight.copy_(from(w.w_key, {d_, din_}));
-    w_value_->weight.copy_(from(w.w_value, {d_, din_}));
-    out_proj_->weight.copy_(from(w.w_out, {d_, d_}));
-    out_proj_->bias.copy_(from(w.b_out, {d_}));
-    for (auto* m : {&w_query_, &w_key_, &w_value_, &out_proj_}) (*m)->eval();
+    load(w, w_query_, w_key_, w_value_, out_proj_);
     // register_buffer('mask', torch.triu(torch.ones(context_length, context_length), diagonal=1));
     // the bool view is taken once here instead of in every forward.
     mask_bool_ = torch::triu(torch::ones({n_, n_}), 1).to(torch::kBool);
@@ -69,7 +79,89 @@ class torch_runner final : public runner {
   torch::Tensor mask_bool_, x_, out_;
 };
 
+/// The book's MultiHeadAttention with a KV cache (LLMs-from-scratch
+/// ch04/03_kv-cache, forward(x, use_cache=True)), except that the caches are
+/// preallocated [B][H][context_length][head_dim] and written in place through
+/// narrow().copy_() instead of growing by torch.cat.
+class torch_decode_runner final : public decode_runner {
+ public:
+  torch_decode_runner(const config& c, const weights& w, const std::vector<float>& prefix,
+                      std::size_t cached, const std::vector<float>& token)
+      : b_(static_cast<std::int64_t>(c.batch)),
+        ctx_(static_cast<std::int64_t>(std::max(c.tokens, cached + 1))),
+        din_(static_cast<std::int64_t>(c.d_in)),
+        d_(static_cast<std::int64_t>(c.d_out)),
+        h_(static_cast<std::int64_t>(c.heads)),
+        hd_(d_ / h_),
+        cached_(static_cast<std::int64_t>(cached)),
+        w_query_(torch::nn::LinearOptions(din_, d_).bias(false)),
+        w_key_(torch::nn::LinearOptions(din_, d_).bias(false)),
+        w_value_(torch::nn::LinearOptions(din_, d_).bias(false)),
+        out_proj_(torch::nn::LinearOptions(d_, d_).bias(true)) {
+    if (prefix.size() != c.batch * cached * c.d_in || token.size() != c.batch * c.d_in)
+      throw std::invalid_argument("torch_decode_runner: prefix or token has the wrong size");
+    torch::NoGradGuard no_grad;
+    load(w, w_query_, w_key_, w_value_, out_proj_);
+    mask_bool_ = torch::triu(torch::ones({ctx_, ctx_}), 1).to(torch::kBool);
+    // register_buffer('cache_k', ...) preallocated instead of None + torch.cat.
+    cache_k_ = torch::zeros({b_, h_, ctx_, hd_});
+    cache_v_ = torch::zeros({b_, h_, ctx_, hd_});
+    if (cached_ > 0) forward(from(prefix, {b_, cached_, din_}));  // cached prefill
+    token_ = from(token, {b_, 1, din_});
+  }
+
+  void step() override {
+    torch::NoGradGuard no_grad;
+    out_ = forward(token_);
+    cur_ = cached_;  // roll back: the next step overwrites the same slot
+  }
+
+  std::vector<float> output() override {
+    auto o = out_.contiguous();
+    const float* p = o.data_ptr<float>();
+    return std::vector<float>(p, p + o.numel());
+  }
+
+ private:
+  /// forward(x, use_cache=True) for x [B][n][d_in]: appends the n new keys and
+  /// values at cur_ and attends over the valid slice 0..cur_+n.
+  torch::Tensor forward(const torch::Tensor& x) {
+    const std::int64_t n = x.size(1);
+    auto keys_new = w_key_(x).view({b_, n, h_, hd_}).transpose(1, 2);
+    auto values_new = w_value_(x).view({b_, n, h_, hd_}).transpose(1, 2);
+    auto queries = w_query_(x).view({b_, n, h_, hd_}).transpose(1, 2);
+    cache_k_.narrow(2, cur_, n).copy_(keys_new);
+    cache_v_.narrow(2, cur_, n).copy_(values_new);
+    cur_ += n;
+    auto keys = cache_k_.narrow(2, 0, cur_);
+    auto values = cache_v_.narrow(2, 0, cur_);
+    auto attn_scores = torch::matmul(queries, keys.transpose(2, 3));
+    if (n > 1) {
+      // mask.bool()[ptr_current_pos:ptr_current_pos + num_tokens_Q, :num_tokens_K];
+      // a single query sees every cached key and itself, so decode needs none.
+      attn_scores.masked_fill_(mask_bool_.narrow(0, cur_ - n, n).narrow(1, 0, cur_),
+                               -std::numeric_limits<float>::infinity());
+    }
+    auto attn_weights = torch::softmax(attn_scores / std::sqrt(static_cast<double>(hd_)), -1);
+    // dropout: identity in eval mode
+    auto context = torch::matmul(attn_weights, values).transpose(1, 2);
+    context = context.contiguous().view({b_, n, d_});
+    return out_proj_(context);
+  }
+
+  std::int64_t b_, ctx_, din_, d_, h_, hd_, cached_, cur_ = 0;
+  torch::nn::Linear w_query_, w_key_, w_value_, out_proj_;
+  torch::Tensor mask_bool_, cache_k_, cache_v_, token_, out_;
+};
+
 }  // namespace
+
+std::unique_ptr<decode_runner> make_torch_decode_runner(const config& c, const weights& w,
+                                                        const std::vector<float>& prefix,
+                                                        std::size_t cached,
+                                                        const std::vector<float>& token) {
+  return std::make_unique<torch_decode_runner>(c, w, prefix, cached, token);
+}
 
 std::unique_ptr<runner> make_torch_runner(const config& c, const weights& w,
                                           const std::vector<float>& x) {

@@ -8,7 +8,7 @@
 #include <mha/block_layout.hpp>
 #include <mha/block_view.hpp>
 #include <mha/detail/contracts.hpp>
-#include <mha/detail/dropout.hpp>
+#include <mha/detail/attention.hpp>
 #include <mha/detail/kernels.hpp>
 #include <mha/detail/math.hpp>
 #include <mha/detail/module_interface.hpp>
@@ -113,19 +113,6 @@ struct causal_attention {
       w_value;  ///< W_value: weight [DOut][DIn]
   T dropout = T(0);                       ///< dropout probability (training only)
 
-  /// Intermediates of one forward call for `Batch` sequences of `Tokens`
-  /// tokens: the queries, keys and values, each [Batch][Tokens][DOut].
-  /// Value-initialise it (`workspace<B, N> ws{}` or std::make_unique) and
-  /// reuse it across calls; its contents between calls are unspecified.
-  template <std::size_t Batch, std::size_t Tokens>
-  struct workspace {
-    static constexpr std::size_t batch = Batch;
-    static constexpr std::size_t tokens = Tokens;
-    tensor<T, Batch, Tokens, DOut> query;  ///< Q [Batch][Tokens][DOut]
-    tensor<T, Batch, Tokens, DOut> key;    ///< K [Batch][Tokens][DOut] (run time: K^T [Batch][DOut][Tokens])
-    tensor<T, Batch, Tokens, DOut> value;  ///< V [Batch][Tokens][DOut]
-  };
-
   /// Assigning a causal_attention of another element type, shape or bias
   /// setting (e.g. to a wrapper's head<H>()) is a compile-time error with our
   /// message; same-type assignment uses the implicit copy assignment.
@@ -137,54 +124,19 @@ struct causal_attention {
     return *this;
   }
 
-  /// The building block of the forward pass, public for
-  /// multi_head_attention_wrapper: attention of x [Batch][Tokens][DIn]
-  /// (contiguous) written into `out`, a view with `row(b, i)` to DOut
-  /// contiguous elements (e.g. head H's column block of a concatenated
-  /// output). `head_index` selects the head's dropout stream in training.
-  template <std::size_t Batch, std::size_t Tokens, class OutView>
-  constexpr void forward_block(const T* x, OutView out, workspace<Batch, Tokens>& ws,
-                               detail::forward_mode mode, std::size_t head_index) const noexcept {
-    static_assert(Tokens >= 1 && Tokens <= ContextLength,
-                  "mha::causal_attention::forward: token count N must not exceed ContextLength");
-    using rows = detail::size_c<Batch * Tokens>;
-    using layout = head_layout<0, 1, Batch, Tokens, DOut>;
-    const auto drop = detail::dropout_state<T>::make(dropout, mode.seed, mode.training);
-    w_query.apply_rows(x, rows{}, ws.query.data());
-    w_value.apply_rows(x, rows{}, ws.value.data());
-    // Small constant shapes take the simple path at run time too (see detail::small_extent).
-    constexpr bool small = detail::small_sizes<detail::size_c<Batch * Tokens>, detail::size_c<DIn>,
-                                               detail::size_c<DOut>>;
-    if (std::is_constant_evaluated() || small) {
-      // Simple path (compile-time evaluation, small shapes): K row-major, one score row at a time.
-      w_key.apply_rows(x, rows{}, ws.key.data());
-      T scores[Tokens];
-      detail::causal_attention_head(
-          block_view<const T, layout>(ws.query.data()), block_view<const T, layout>(ws.key.data()),
-          block_view<const T, layout>(ws.value.data()), out, detail::size_c<Batch>{},
-          detail::size_c<Tokens>{}, detail::size_c<DOut>{}, score_divisor, drop, head_index,
-          scores);
-    } else {
-      // Fast path (run time): ws.key holds K transposed, [Batch][DOut][Tokens].
-      using kt_layout = block_layout<Batch, DOut, Tokens, DOut * Tokens, Tokens, 0>;
-      detail::linear_rows_kt(x, detail::size_c<Batch>{}, detail::size_c<Tokens>{},
-                             detail::size_c<DIn>{}, w_key.weight.data(), detail::bias_data(w_key),
-                             detail::size_c<DOut>{}, ws.key.data());
-      T scores[detail::gemm::mr * Tokens];  // one block of score rows
-      detail::causal_attention_head_kt(
-          block_view<const T, layout>(ws.query.data()), block_view<const T, kt_layout>(ws.key.data()),
-          block_view<const T, layout>(ws.value.data()), out, detail::size_c<Batch>{},
-          detail::size_c<Tokens>{}, detail::size_c<DOut>{}, score_divisor, drop, head_index,
-          scores);
-    }
-  }
-
  private:
-  template <std::size_t Batch, std::size_t Tokens>
-  constexpr void run(const T* x, T* out, workspace<Batch, Tokens>& ws,
-                     detail::forward_mode mode) const noexcept {
-    forward_block<Batch, Tokens>(x, block_view<T, head_layout<0, 1, Batch, Tokens, DOut>>(out),
-                                 ws, mode, 0);
+  /// The module for the orchestration (detail/attention.hpp): one head of
+  /// width DOut, no out_proj (the head's context is the output).
+  constexpr auto spec_() const noexcept {
+    return detail::make_spec<T>(
+        detail::size_c<detail::at_least_1<DIn>>{}, detail::size_c<detail::at_least_1<DOut>>{},
+        detail::size_c<1>{}, detail::size_c<1>{},
+        [this](auto) {
+          return detail::qkv_weights<T, decltype(detail::bias_data(w_query))>{
+              w_query.weight.data(), detail::bias_data(w_query), w_key.weight.data(),
+              detail::bias_data(w_key), w_value.weight.data(), detail::bias_data(w_value), dropout};
+        },
+        detail::no_out_proj{}, score_divisor);
   }
 
  public:

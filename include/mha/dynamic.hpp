@@ -5,6 +5,7 @@
 #pragma once
 
 #include <mha/dynamic/causal_attention.hpp>
+#include <mha/dynamic/kv_cache.hpp>
 #include <mha/dynamic/linear.hpp>
 #include <mha/dynamic/multi_head_attention.hpp>
 #include <mha/dynamic/multi_head_attention_wrapper.hpp>

@@ -8,7 +8,7 @@
 
 #include <mha/block_layout.hpp>
 #include <mha/block_view.hpp>
-#include <mha/detail/dropout.hpp>
+#include <mha/detail/attention.hpp>
 #include <mha/detail/kernels.hpp>
 #include <mha/detail/math.hpp>
 #include <mha/detail/module_interface.hpp>
@@ -113,38 +113,30 @@ struct fused_multi_head_attention {
             block_view<const T, head_weight_layout<2, H>>(w_qkv.weight)};
   }
 
-  /// Intermediates of one forward call: the fused product QKV
-  /// [Batch][Tokens][3*DOut] and the concatenated context [Batch][Tokens][DOut].
-  template <std::size_t Batch, std::size_t Tokens>
-  struct workspace {
-    static constexpr std::size_t batch = Batch;
-    static constexpr std::size_t tokens = Tokens;
-    tensor<T, Batch, Tokens, 3 * DOut> qkv;  ///< [Q | K | V] per token
-    tensor<T, Batch, Tokens, DOut> context;  ///< concatenated heads
-  };
-
  private:
-  template <std::size_t Batch, std::size_t Tokens>
-  constexpr void run(const T* x, T* out, workspace<Batch, Tokens>& ws,
-                     detail::forward_mode mode) const noexcept {
-    static_assert(Tokens >= 1 && Tokens <= ContextLength,
-                  "mha::fused_multi_head_attention::forward: token count N must not exceed "
-                  "ContextLength");
-    using rows = detail::size_c<Batch * Tokens>;
-    w_qkv.apply_rows(x, rows{}, ws.qkv.data());
-    const auto drop = detail::dropout_state<T>::make(dropout, mode.seed, mode.training);
-    T scores[Tokens];
-    const T* qkv = ws.qkv.data();
-    [&]<std::size_t... H>(std::index_sequence<H...>) {
-      (detail::causal_attention_head(
-           block_view<const T, qkv_head_layout<0, H, Batch, Tokens>>(qkv),
-           block_view<const T, qkv_head_layout<1, H, Batch, Tokens>>(qkv),
-           block_view<const T, qkv_head_layout<2, H, Batch, Tokens>>(qkv),
-           head_view<H, NumHeads>(ws.context), detail::size_c<Batch>{}, detail::size_c<Tokens>{},
-           detail::size_c<head_dim>{}, score_divisor, drop, H, scores),
-       ...);
-    }(std::make_index_sequence<NumHeads>{});
-    out_proj.apply_rows(ws.context.data(), rows{}, out);
+  /// Block `Part` (0 query, 1 key, 2 value) of the fused bias, as a kernel bias argument.
+  constexpr auto part_bias_(std::size_t part) const noexcept {
+    if constexpr (QkvBias)
+      return detail::present_bias<T>{w_qkv.bias.data() + part * DOut};
+    else
+      return nullptr;
+  }
+  /// The module for the orchestration (detail/attention.hpp): as
+  /// multi_head_attention, with W_query, W_key and W_value the row blocks 0,
+  /// 1, 2 of the fused weight (each [DOut][DIn], contiguous rows).
+  constexpr auto spec_() const noexcept {
+    constexpr std::size_t block = DOut * DIn;
+    return detail::make_spec<T>(
+        detail::size_c<DIn>{}, detail::size_c<head_dim>{}, detail::size_c<NumHeads>{},
+        detail::size_c<1>{},
+        [this](auto) {
+          return detail::qkv_weights<T, decltype(part_bias_(0))>{
+              w_qkv.weight.data(), part_bias_(0), w_qkv.weight.data() + block, part_bias_(1),
+              w_qkv.weight.data() + 2 * block, part_bias_(2), dropout};
+        },
+        detail::out_weights<T, detail::present_bias<T>>{out_proj.weight.data(),
+                                                        detail::present_bias<T>{out_proj.bias.data()}},
+        score_divisor);
   }
 
  public:

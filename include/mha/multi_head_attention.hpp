@@ -7,12 +7,11 @@
 
 #include <mha/block_layout.hpp>
 #include <mha/block_view.hpp>
+#include <mha/detail/attention.hpp>
 #include <mha/detail/contracts.hpp>
-#include <mha/detail/dropout.hpp>
 #include <mha/detail/kernels.hpp>
 #include <mha/detail/math.hpp>
 #include <mha/detail/module_interface.hpp>
-#include <mha/detail/token_major.hpp>
 #include <mha/linear.hpp>
 #include <mha/tensor.hpp>
 
@@ -145,31 +144,6 @@ struct multi_head_attention {
       out_proj;  ///< out_proj: weight [DOut][DOut], bias [DOut]
   T dropout = T(0);                       ///< dropout probability (training only)
 
-  /// Intermediates of one forward call for `Batch` sequences of `Tokens`
-  /// tokens, in one array: Q, K, V and the concatenated context, each
-  /// [Batch][Tokens][DOut] (K stored transposed at run time), or, when float
-  /// inference takes the token-major path (detail/token_major.hpp), their
-  /// transposes [features][tokens] with the token count padded to whole
-  /// vectors. Value-initialise it (`workspace<B, N> ws{}` or
-  /// std::make_unique) and reuse it; its contents between calls are
-  /// unspecified.
-  template <std::size_t Batch, std::size_t Tokens>
-  struct workspace {
-    static constexpr std::size_t batch = Batch;
-    static constexpr std::size_t tokens = Tokens;
-    /// Elements of one [Batch][Tokens][DOut] intermediate.
-    static constexpr std::size_t block_elements = Batch * Tokens * DOut;
-    /// Elements of the token-major path's intermediates (0 if it does not apply).
-    static constexpr std::size_t token_major_elements =
-        detail::token_major::applies<T, Batch, Tokens, DIn, DOut>
-            ? detail::token_major::workspace_elements<T, Batch, Tokens, DIn, DOut>
-            : 0;
-    /// Elements of `storage`: the larger of 4 * block_elements and token_major_elements.
-    static constexpr std::size_t size =
-        4 * block_elements > token_major_elements ? 4 * block_elements : token_major_elements;
-    T storage[size];  ///< the intermediates; contents between calls unspecified
-  };
-
   /// Head H's weight split: read-only [head_dim][DIn] views of rows
   /// [H*head_dim, (H+1)*head_dim) of W_query, W_key and W_value.
   template <std::size_t H>
@@ -190,84 +164,20 @@ struct multi_head_attention {
   }
 
  private:
-  /// Layout of head H's keys in the transposed K [Batch][DOut][Tokens] that the
-  /// run-time fast path keeps in workspace::key: rows [H*head_dim, (H+1)*head_dim),
-  /// each holding one key component for all Tokens keys.
-  template <std::size_t H, std::size_t Batch, std::size_t Tokens>
-  using key_t_layout = block_layout<Batch, head_dim, Tokens, DOut * Tokens, Tokens, H * head_dim * Tokens>;
-  template <std::size_t Batch, std::size_t Tokens>
-  constexpr void run(const T* x, T* out, workspace<Batch, Tokens>& ws,
-                     detail::forward_mode mode) const noexcept {
-    static_assert(Tokens >= 1 && Tokens <= ContextLength,
-                  "mha::multi_head_attention::forward: token count N must not exceed ContextLength");
-    using rows = detail::size_c<Batch * Tokens>;
-    const auto drop = detail::dropout_state<T>::make(dropout, mode.seed, mode.training);
-    if constexpr (detail::token_major::applies<T, Batch, Tokens, DIn, DOut>) {
-      // Float inference on up to token_major::max_tokens tokens: the token-major
-      // path (detail/token_major.hpp), bit-identical to the general one below.
-      if (!std::is_constant_evaluated() && !drop.active) {
-        detail::token_major::forward<T, Batch, Tokens, DIn, DOut, NumHeads>(
-            x, out, w_query.weight.data(), detail::bias_pointer<T>(detail::bias_data(w_query)),
-            w_key.weight.data(), detail::bias_pointer<T>(detail::bias_data(w_key)),
-            w_value.weight.data(), detail::bias_pointer<T>(detail::bias_data(w_value)),
-            out_proj.weight.data(), out_proj.bias.data(), score_divisor, ws.storage);
-        return;
-      }
-    }
-    // General path: Q, K, V, context in consecutive blocks of ws.storage.
-    constexpr std::size_t block = workspace<Batch, Tokens>::block_elements;
-    T* const query = ws.storage;
-    T* const key = ws.storage + block;
-    T* const value = ws.storage + 2 * block;
-    T* const context = ws.storage + 3 * block;
-    // Small constant shapes take the simple path at run time too (see detail::small_extent).
-    constexpr bool small = detail::small_sizes<detail::size_c<Batch * Tokens>, detail::size_c<DIn>,
-                                               detail::size_c<DOut>>;
-    if (std::is_constant_evaluated() || small) {
-      // Simple path (compile-time evaluation, small shapes): K row-major, one score row at a time.
-      w_query.apply_rows(x, rows{}, query);
-      w_key.apply_rows(x, rows{}, key);
-      w_value.apply_rows(x, rows{}, value);
-      T scores[Tokens];
-      [&]<std::size_t... H>(std::index_sequence<H...>) {
-        (detail::causal_attention_head(
-             block_view<const T, qkv_head_layout<H, Batch, Tokens>>(query),
-             block_view<const T, qkv_head_layout<H, Batch, Tokens>>(key),
-             block_view<const T, qkv_head_layout<H, Batch, Tokens>>(value),
-             block_view<T, context_head_layout<H, Batch, Tokens>>(context), detail::size_c<Batch>{},
-             detail::size_c<Tokens>{}, detail::size_c<head_dim>{}, score_divisor, drop, H, scores),
-         ...);
-      }(std::make_index_sequence<NumHeads>{});
-      out_proj.apply_rows(context, rows{}, out);
-      return;
-    }
-    // Fast path (run time), one sequence after the other so that the working
-    // set is one sequence's Q, K, V and context (every element is computed
-    // exactly as in one product over all Batch * Tokens rows). K is stored
-    // transposed, [DOut][Tokens] per sequence; head H's keys are its rows
-    // [H*head_dim, (H+1)*head_dim) (key_t_layout<H, 1, Tokens>).
-    using seq_rows = detail::size_c<Tokens>;
-    T scores[detail::gemm::mr * Tokens];  // one block of score rows
-    for (std::size_t b = 0; b < Batch; ++b) {
-      const T* xb = x + b * Tokens * DIn;
-      const std::size_t at = b * Tokens * DOut;
-      w_query.apply_rows(xb, seq_rows{}, query + at);
-      w_value.apply_rows(xb, seq_rows{}, value + at);
-      detail::linear_rows_kt(xb, detail::size_c<1>{}, detail::size_c<Tokens>{}, detail::size_c<DIn>{},
-                             w_key.weight.data(), detail::bias_data(w_key), detail::size_c<DOut>{},
-                             key + at);
-      [&]<std::size_t... H>(std::index_sequence<H...>) {
-        (detail::causal_attention_head_kt(
-             block_view<const T, qkv_head_layout<H, 1, Tokens>>(query + at),
-             block_view<const T, key_t_layout<H, 1, Tokens>>(key + at),
-             block_view<const T, qkv_head_layout<H, 1, Tokens>>(value + at),
-             block_view<T, context_head_layout<H, 1, Tokens>>(context + at), detail::size_c<1>{},
-             detail::size_c<Tokens>{}, detail::size_c<head_dim>{}, score_divisor, drop, H, scores,
-             b),
-         ...);
-      }(std::make_index_sequence<NumHeads>{});
-      out_proj.apply_rows(context + at, seq_rows{}, out + at);
-    }
+  /// The module for the orchestration (detail/attention.hpp): one group of
+  /// NumHeads heads whose weight rows are the heads' splits, and out_proj.
+  constexpr auto spec_() const noexcept {
+    return detail::make_spec<T>(
+        detail::size_c<DIn>{}, detail::size_c<layout_head_dim_>{}, detail::size_c<layout_num_heads_>{},
+        detail::size_c<1>{},
+        [this](auto) {
+          return detail::qkv_weights<T, decltype(detail::bias_data(w_query))>{
+              w_query.weight.data(), detail::bias_data(w_query), w_key.weight.data(),
+              detail::bias_data(w_key), w_value.weight.data(), detail::bias_data(w_value), dropout};
+        },
+        detail::out_weights<T, detail::present_bias<T>>{out_proj.weight.data(),
+                                                        detail::present_bias<T>{out_proj.bias.data()}},
+        score_divisor);
   }
 
  public:

@@ -10,6 +10,7 @@
 #include <mha/block_layout.hpp>
 #include <mha/block_view.hpp>
 #include <mha/causal_attention.hpp>
+#include <mha/detail/attention.hpp>
 #include <mha/detail/contracts.hpp>
 #include <mha/detail/module_interface.hpp>
 #include <mha/tensor.hpp>
@@ -138,20 +139,23 @@ struct multi_head_attention_wrapper {
     }(std::make_index_sequence<NumHeads>{});
   }
 
-  /// Workspace of one forward call: one head's Q, K, V, reused by every head.
-  template <std::size_t Batch, std::size_t Tokens>
-  using workspace = typename head_type::template workspace<Batch, Tokens>;
-
  private:
-  template <std::size_t Batch, std::size_t Tokens>
-  constexpr void run(const T* x, T* out, workspace<Batch, Tokens>& ws,
-                     detail::forward_mode mode) const noexcept {
-    [&]<std::size_t... H>(std::index_sequence<H...>) {
-      (head<H>().template forward_block<Batch, Tokens>(
-           x, block_view<T, head_layout<H, NumHeads, Batch, Tokens, output_width>>(out), ws, mode,
-           H),
-       ...);
-    }(std::make_index_sequence<NumHeads>{});
+  /// The module for the orchestration (detail/attention.hpp): NumHeads groups
+  /// of one head each (head H's own W_query, W_key, W_value make columns
+  /// [H*DOut, (H+1)*DOut) of Q, K, V), no out_proj (the concatenated context
+  /// is the output, torch.cat(dim=-1)).
+  constexpr auto spec_() const noexcept {
+    return detail::make_spec<T>(
+        detail::size_c<detail::at_least_1<DIn>>{}, detail::size_c<detail::at_least_1<DOut>>{},
+        detail::size_c<detail::at_least_1<NumHeads>>{}, detail::size_c<detail::at_least_1<NumHeads>>{},
+        [this](auto g) {
+          const head_type& h = this->template head<decltype(g)::value>();
+          return detail::qkv_weights<T, decltype(detail::bias_data(h.w_query))>{
+              h.w_query.weight.data(), detail::bias_data(h.w_query), h.w_key.weight.data(),
+              detail::bias_data(h.w_key), h.w_value.weight.data(), detail::bias_data(h.w_value),
+              h.dropout};
+        },
+        detail::no_out_proj{}, head_type::score_divisor);
   }
 
  public:

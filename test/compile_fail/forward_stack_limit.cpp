@@ -2,9 +2,9 @@
 // Must fail with: mha::causal_attention::forward: the workspace for this batch and token count exceeds MHA_STACK_WORKSPACE_LIMIT
 // With -DMHA_CF_OK (one token changed) it must compile.
 #ifndef MHA_CF_OK
-#define MHA_STACK_WORKSPACE_LIMIT 64  // the workspace is 3 * 6 * 2 floats = 144 bytes
+#define MHA_STACK_WORKSPACE_LIMIT 64  // the workspace<1, 6> is 144 floats = 576 bytes
 #else
-#define MHA_STACK_WORKSPACE_LIMIT 1024  // the workspace is 3 * 6 * 2 floats = 144 bytes
+#define MHA_STACK_WORKSPACE_LIMIT 1024  // the workspace<1, 6> is 144 floats = 576 bytes
 #endif
 #include <cstddef>
 

@@ -83,6 +83,10 @@ template <std::size_t WorkspaceBatch, std::size_t WorkspaceTokens, std::size_t I
 inline constexpr bool workspace_matches_input =
     WorkspaceBatch == InputBatch && WorkspaceTokens == InputTokens;
 
+/// The KV cache's batch equals the input's batch B.
+template <std::size_t CacheBatch, std::size_t InputBatch>
+inline constexpr bool cache_matches_input = CacheBatch == InputBatch;
+
 /// The Offset % RowStride + Cols <= RowStride: a block's columns do not run
 /// past the end of a row into the next one.
 template <std::size_t Offset, std::size_t Cols, std::size_t RowStride>

@@ -1,9 +1,15 @@
 // mha/detail/dynamic_module.hpp -- the forward() overload set shared by the
-// mha::dynamic attention modules.
+// mha::dynamic attention modules, on top of the one orchestration
+// (detail/attention.hpp).
 #pragma once
 
 #include <cstdint>
+#include <stdexcept>
+#include <string>
 
+#include <mha/detail/attention.hpp>
+#include <mha/detail/dynamic_checks.hpp>
+#include <mha/dynamic/kv_cache.hpp>
 #include <mha/dynamic/tensor.hpp>
 #include <mha/dynamic/workspace.hpp>
 
@@ -11,9 +17,11 @@ namespace mha::detail {
 
 /// CRTP base of mha::dynamic::{causal_attention, multi_head_attention_wrapper,
 /// multi_head_attention}: the public forward overloads, written once. Derived
-/// provides `output_width()` and a private `run(x, out, ws, training, seed)`
-/// (which validates shapes and throws std::invalid_argument) and befriends
-/// this base.
+/// provides `api` (its name for messages), d_in(), context_length(),
+/// output_width(), a private `check_parameters_(bool training)` (throws
+/// std::invalid_argument for member layers of the wrong shape or a dropout
+/// outside [0, 1]) and a private `spec_()` (its detail::attention_spec with
+/// run-time sizes), and befriends this base.
 template <class Derived, class T>
 class dynamic_module {
  public:
@@ -28,13 +36,51 @@ class dynamic_module {
   /// with a temporary workspace (allocates).
   void forward(const dynamic::tensor<T>& x, dynamic::tensor<T>& out) const {
     dynamic::workspace<T> ws;
-    self().run(x, out, ws, false, 0);
+    run(x, out, ws, false, 0);
   }
-  /// Inference forward into `out`, reusing `ws`: no allocation once `ws` has
-  /// grown to the largest shape seen.
+  /// Inference forward into `out`, reusing `ws`: no allocation after the
+  /// first call (ws is sized for context_length tokens then), whatever N.
   void forward(const dynamic::tensor<T>& x, dynamic::tensor<T>& out,
                dynamic::workspace<T>& ws) const {
-    self().run(x, out, ws, false, 0);
+    run(x, out, ws, false, 0);
+  }
+  /// KV-cache forward (inference): x [B][n][d_in] (or [n][d_in] for B = 1)
+  /// with any n >= 1 and B = cache.batch(); appends the n new tokens of each
+  /// sequence to `cache` at positions size()..size()+n-1 and writes their
+  /// outputs to out [B][n][output_width()]; the token at position p attends to
+  /// cached positions 0..p. Bit-identical to the fixed-size twin's
+  /// forward(x, n, out, cache, ws). Throws std::invalid_argument (shapes, n ==
+  /// 0, a cache of another batch or module size) or std::length_error
+  /// (size() + n > capacity()), naming the numbers; nothing is written then.
+  /// No allocation after the first call with `ws`.
+  void forward(const dynamic::tensor<T>& x, dynamic::tensor<T>& out, dynamic::kv_cache<T>& cache,
+               dynamic::workspace<T>& ws) const {
+    const Derived& m = self();
+    const auto s = check_dynamic_input(Derived::api, x, m.d_in(), m.context_length());
+    check_dynamic_output(Derived::api, x, out, m.output_width());
+    m.check_parameters_(false);
+    if (cache.width() != m.output_width() || cache.capacity() != m.context_length())
+      throw std::invalid_argument(std::string(Derived::api) +
+                                  "::forward: the KV cache was made for width " +
+                                  std::to_string(cache.width()) + " and capacity " +
+                                  std::to_string(cache.capacity()) + ", expected width " +
+                                  std::to_string(m.output_width()) + " and capacity " +
+                                  std::to_string(m.context_length()));
+    if (s.batch != cache.batch())
+      throw std::invalid_argument(std::string(Derived::api) + "::forward: input batch " +
+                                  std::to_string(s.batch) + " differs from the KV cache's batch " +
+                                  std::to_string(cache.batch()));
+    if (s.tokens > cache.capacity() - cache.size())
+      throw std::length_error(std::string(Derived::api) + "::forward: the KV cache holds " +
+                              std::to_string(cache.size()) + " of " +
+                              std::to_string(cache.capacity()) + " tokens; " +
+                              std::to_string(s.tokens) + " more do not fit");
+    const std::size_t width = m.output_width();
+    ws.reserve_for(2 * s.batch * m.context_length() * width, m.context_length());
+    forward_cached(m.spec_(), x.data(), s.tokens * m.d_in(), s.batch, s.tokens, out.data(),
+                   s.tokens * width, cache.store_(), cache.size(), ws.storage.data(),
+                   ws.scores.data(), m.context_length());
+    cache.grow_(s.tokens);
   }
   /// Training-mode forward: dropout (each module's `dropout`, checked in
   /// [0, 1]) on the attention weights, kept weights scaled by 1/(1-p); the
@@ -47,22 +93,35 @@ class dynamic_module {
   void forward_training(const dynamic::tensor<T>& x, dynamic::tensor<T>& out,
                         std::uint64_t seed) const {
     dynamic::workspace<T> ws;
-    self().run(x, out, ws, true, seed);
+    run(x, out, ws, true, seed);
   }
   /// Training-mode forward into `out`, reusing `ws`.
   void forward_training(const dynamic::tensor<T>& x, dynamic::tensor<T>& out,
                         dynamic::workspace<T>& ws, std::uint64_t seed) const {
-    self().run(x, out, ws, true, seed);
+    run(x, out, ws, true, seed);
   }
 
  private:
   const Derived& self() const noexcept { return static_cast<const Derived&>(*this); }
+  /// Checks, then the whole-sequence orchestration (one sequence at a time).
+  void run(const dynamic::tensor<T>& x, dynamic::tensor<T>& out, dynamic::workspace<T>& ws,
+           bool training, std::uint64_t seed) const {
+    const Derived& m = self();
+    const auto s = check_dynamic_input(Derived::api, x, m.d_in(), m.context_length());
+    check_dynamic_output(Derived::api, x, out, m.output_width());
+    m.check_parameters_(training);
+    const std::size_t width = m.output_width();
+    ws.reserve_for(4 * m.context_length() * width + gemm::mr * m.context_length(),
+                   m.context_length());
+    forward_sequence<1>(m.spec_(), x.data(), s.tokens * m.d_in(), s.batch, s.tokens, out.data(),
+                        s.tokens * width, ws.storage.data(), ws.scores.data(), training, seed);
+  }
   dynamic::tensor<T> forward_new(const dynamic::tensor<T>& x, dynamic::workspace<T>& ws,
                                  bool training, std::uint64_t seed) const {
     auto shape = x.shape();
     shape.back() = self().output_width();
     dynamic::tensor<T> out(shape);
-    self().run(x, out, ws, training, seed);
+    run(x, out, ws, training, seed);
     return out;
   }
 };

@@ -27,12 +27,9 @@
 #include <mha/detail/math.hpp>
 #include <mha/detail/muladd.hpp>
 #include <mha/detail/simd.hpp>
+#include <mha/detail/sizes.hpp>
 
 namespace mha::detail {
-
-/// Compile-time size as a value that converts to std::size_t.
-template <std::size_t N>
-using size_c = std::integral_constant<std::size_t, N>;
 
 /// Largest extent of a "small shape": when every size passed to a kernel is a
 /// compile-time constant no larger than this (the fixed-size modules on tiny
@@ -103,23 +100,24 @@ constexpr T bias_at(std::nullptr_t, std::size_t) noexcept {
 
 /// y[r][o] = bias[o] + sum_i x[r][i] * weight[o][i]   (torch.nn.Linear)
 ///
-/// x: [rows][in] row-major, weight: [out][in] (PyTorch layout), bias: [out]
-/// (see present_bias) or none, y: [rows][out] row-major. The dot product runs over i in
-/// increasing order, then the bias is added. At run time the products are
-/// register-tiled (gemm::gemm_abt: the same order of every sum; values can
-/// differ from the constexpr loop only where the target fuses multiply-adds).
-/// Stack use at run time: one packed panel (gemm::kc x gemm::nc<T> elements).
-/// Small constant shapes (small_sizes) use the simple loop at run time too.
+/// x: [rows][in] (row stride ldx), weight: [out][in] (PyTorch layout), bias:
+/// [out] (see present_bias) or none, y: [rows][out] (row stride ldy). The dot
+/// product runs over i in increasing order, then the bias is added. At run
+/// time the products are register-tiled (gemm::gemm_abt: the same order of
+/// every sum, so the same bits as the loop below wherever multiply-adds are
+/// contracted alike, see muladd). Stack use at run time: one packed panel
+/// (gemm::kc x gemm::nc<T> elements). Small constant shapes (small_sizes) use
+/// the simple loop at run time too.
 template <class T, class Rows, class In, class Out, class Bias>
-constexpr void linear_rows(const T* x, Rows rows, In in, const T* weight, Bias bias, Out out,
-                           T* y) noexcept {
+constexpr void project_rows(const T* x, std::size_t ldx, Rows rows, In in, const T* weight,
+                            Bias bias, Out out, T* y, std::size_t ldy) noexcept {
   if (!std::is_constant_evaluated() && !small_sizes<Rows, In, Out>) {
-    gemm::gemm_abt<T>(rows, out, in, x, in, weight, in, y, out, bias_pointer<T>(bias), nullptr);
+    gemm::gemm_abt<T>(rows, out, in, x, ldx, weight, in, y, ldy, bias_pointer<T>(bias), nullptr);
     return;
   }
   for (std::size_t r = 0; r < rows; ++r) {
-    const T* xr = x + r * in;
-    T* yr = y + r * out;
+    const T* xr = x + r * ldx;
+    T* yr = y + r * ldy;
     for (std::size_t o = 0; o < out; ++o) {
       const T* wo = weight + o * in;
       T acc = T(0);
@@ -129,31 +127,35 @@ constexpr void linear_rows(const T* x, Rows rows, In in, const T* weight, Bias b
   }
 }
 
-/// The transposed projection: kt[b][o][j] = bias[o] + sum_i x[b][j][i] * weight[o][i],
-/// i.e. (x_b weight^T)^T per batch, each sum in the order of linear_rows (so
-/// kt[b][o][j] equals linear_rows' y[b*tokens + j][o] bit for bit).
-/// x: [batch][tokens][in], weight: [out][in], bias: as for linear_rows,
-/// kt: [batch][out][tokens]. Used for the keys, whose transposed layout is
-/// what the blocked attention reads.
-template <class T, class Batch, class Tokens, class In, class Out, class Bias>
-constexpr void linear_rows_kt(const T* x, Batch batch, Tokens tokens, In in, const T* weight,
-                              Bias bias, Out out, T* kt) noexcept {
-  if (!std::is_constant_evaluated()) {
-    for (std::size_t b = 0; b < batch; ++b)
-      gemm::gemm_abt<T>(out, tokens, in, weight, in, x + b * tokens * in, in,
-                        kt + b * out * tokens, tokens, nullptr, bias_pointer<T>(bias));
+/// project_rows for contiguous rows: x [rows][in], y [rows][out].
+template <class T, class Rows, class In, class Out, class Bias>
+constexpr void linear_rows(const T* x, Rows rows, In in, const T* weight, Bias bias, Out out,
+                           T* y) noexcept {
+  project_rows(x, in, rows, in, weight, bias, out, y, out);
+}
+
+/// The transposed projection: kt[o][j] = bias[o] + sum_i x[j][i] * weight[o][i]
+/// for j < tokens, i.e. (x weight^T)^T, each sum in the order of project_rows
+/// (so kt[o][j] equals project_rows' y[j][o] bit for bit). x: [tokens][in]
+/// (row stride ldx), weight: [out][in], kt: [out][tokens] (row stride ldk,
+/// e.g. the capacity of a KV cache). Used for the keys, stored transposed for
+/// the attention kernels (scores are vectorised along keys).
+template <class T, class Tokens, class In, class Out, class Bias>
+constexpr void project_rows_t(const T* x, std::size_t ldx, Tokens tokens, In in, const T* weight,
+                              Bias bias, Out out, T* kt, std::size_t ldk) noexcept {
+  if (!std::is_constant_evaluated() && !small_sizes<Tokens, In, Out>) {
+    gemm::gemm_abt<T>(out, tokens, in, weight, in, x, ldx, kt, ldk, nullptr, bias_pointer<T>(bias));
     return;
   }
-  for (std::size_t b = 0; b < batch; ++b)
-    for (std::size_t o = 0; o < out; ++o) {
-      const T* wo = weight + o * in;
-      for (std::size_t j = 0; j < tokens; ++j) {
-        const T* xj = x + (b * tokens + j) * in;
-        T acc = T(0);
-        for (std::size_t i = 0; i < in; ++i) acc = muladd(acc, xj[i], wo[i]);
-        kt[(b * out + o) * tokens + j] = has_bias(bias) ? acc + bias_at<T>(bias, o) : acc;
-      }
+  for (std::size_t o = 0; o < out; ++o) {
+    const T* wo = weight + o * in;
+    for (std::size_t j = 0; j < tokens; ++j) {
+      const T* xj = x + j * ldx;
+      T acc = T(0);
+      for (std::size_t i = 0; i < in; ++i) acc = muladd(acc, xj[i], wo[i]);
+      kt[o * ldk + j] = has_bias(bias) ? acc + bias_at<T>(bias, o) : acc;
     }
+  }
 }
 
 /// A fixed-size linear layer's bias as a kernel bias argument: present_bias,
@@ -272,112 +274,98 @@ constexpr void softmax_causal_row(T* s, std::size_t len, std::size_t width, T di
   for (std::size_t j = len; j < width; ++j) s[j] = T(0);
 }
 
-/// One causal attention head (book section 3.5, PyTorch scaled dot-product
-/// attention with is_causal=True):
-///
-///   out[b][i] = sum_{j <= i} w[b][i][j] * v[b][j],
-///   w[b][i][:] = dropout(softmax_j(q[b][i] . k[b][j] / sqrt(head_dim)))
-///
-/// q, k, v, out: views with `row(b, i)` returning a pointer to head_dim
-/// contiguous elements (compile-time mha::block_view or a runtime view).
-/// Keys after the query (j > i) are the masked -inf positions: they get weight
-/// exactly 0 and are skipped. Softmax is stable (the row maximum is
-/// subtracted before exp), computed by softmax_causal_row. `scores` is scratch
-/// for `tokens` elements. This is the simple (constexpr) formulation; it
-/// performs the same operations in the same order as the fast path
-/// (linear_rows_kt + causal_attention_head_kt), so without fused multiply-adds
-/// the two give identical results, also between constant evaluation and run
-/// time. Small constant shapes (small_sizes<Tokens, HeadDim>) use the scalar
-/// softmax mirror at run time as well: the fixed-size modules run this
-/// function at run time for them.
-/// `divisor` is sqrt(head_dim) as a T, divided (not multiplied by its
-/// inverse) as in the book's `attn_scores / keys.shape[-1]**0.5`.
-template <class T, class QView, class KView, class VView, class OView, class Batch, class Tokens,
-          class HeadDim>
-constexpr void causal_attention_head(QView q, KView k, VView v, OView out, Batch batch,
-                                     Tokens tokens, HeadDim head_dim, T divisor,
-                                     const dropout_state<T>& drop, std::size_t head,
-                                     T* scores) noexcept {
-  for (std::size_t b = 0; b < batch; ++b) {
-    for (std::size_t i = 0; i < tokens; ++i) {
-      const auto* qi = q.row(b, i);
-      for (std::size_t j = 0; j <= i; ++j) {
-        const auto* kj = k.row(b, j);
-        T dot = T(0);
-        for (std::size_t d = 0; d < head_dim; ++d) dot = muladd(dot, qi[d], kj[d]);
-        scores[j] = dot;
-      }
-      softmax_causal_row<T, small_sizes<Tokens, HeadDim>>(scores, i + 1, i + 1, divisor, drop, b,
-                                                          head, i);
-      auto* oi = out.row(b, i);
-      for (std::size_t d = 0; d < head_dim; ++d) oi[d] = T(0);
-      for (std::size_t j = 0; j <= i; ++j) {
-        const T w = scores[j];
-        const auto* vj = v.row(b, j);
-        for (std::size_t d = 0; d < head_dim; ++d) oi[d] = muladd(oi[d], w, vj[d]);
-      }
-    }
-  }
-}
-
-/// One causal attention head, run-time fast path (same result definition as
-/// causal_attention_head, within float rounding of it):
-///
-///   for each block of gemm::mr queries i0..i0+R-1 (keys 0..i0+R-1 only: the
-///   fully masked blocks to the right are never computed):
-///     S = Q_block K^T                  [R][keys]      (gemm::gemm_ab)
-///     each row: softmax_causal_row     (masked tail of the block set to 0)
-///     out_block = S V                  [R][head_dim]  (gemm::gemm_ab)
-///
-/// q, v, out: views with row(b, i) -> head_dim contiguous elements; kt: the
-/// keys transposed, row(b, d) -> `tokens` contiguous elements (key j's d-th
-/// component at [j]), as written by linear_rows_kt. Every view needs a
-/// constant row stride (row_stride_of). `scores`: scratch for
-/// gemm::mr * tokens elements (one block of score rows, never N x N).
-/// `first_batch`: batch index of the views' first sequence, for the dropout
-/// stream (a caller that runs one sequence at a time passes its index).
-/// Not constexpr; the fixed-size modules call it only at run time.
-template <class T, class QView, class KtView, class VView, class OView, class Batch,
-          class Tokens, class HeadDim>
-inline void causal_attention_head_kt(QView q, KtView kt, VView v, OView out, Batch batch,
-                                     Tokens tokens, HeadDim head_dim, T divisor,
-                                     const dropout_state<T>& drop, std::size_t head,
-                                     T* scores, std::size_t first_batch = 0) noexcept {
-  constexpr std::size_t L = simd::lanes<T>;
-  const std::size_t ldq = row_stride_of(q);
-  const std::size_t ldk = row_stride_of(kt);
-  const std::size_t ldv = row_stride_of(v);
-  const std::size_t ldo = row_stride_of(out);
-  const std::size_t n = tokens;
-  for (std::size_t b = 0; b < batch; ++b) {
-    const T* kb = kt.row(b, 0);
-    const T* vb = v.row(b, 0);
-    for (std::size_t i0 = 0; i0 < n; i0 += gemm::mr) {
-      const std::size_t rows = n - i0 < gemm::mr ? n - i0 : gemm::mr;
-      const std::size_t keys = i0 + rows;
-      // score columns rounded up to whole vectors while they stay inside the row
-      const std::size_t rounded = (keys + L - 1) / L * L;
-      const std::size_t cols = rounded < n ? rounded : n;
-      gemm::gemm_ab<T>(rows, cols, head_dim, q.row(b, i0), ldq, kb, ldk, scores, n, false);
-      for (std::size_t r = 0; r < rows; ++r)
-        softmax_causal_row<T>(scores + r * n, i0 + r + 1, keys, divisor, drop, first_batch + b, head,
-                              i0 + r);
-      gemm::gemm_ab<T>(rows, head_dim, keys, scores, n, vb, ldv, out.row(b, i0), ldo, false);
-    }
-  }
-}
-
-/// Runtime-strided view used by mha::dynamic: element (b, r, c) at
-/// base[offset + b * batch_stride + r * row_stride + c].
+/// Where one head reads its keys and values and writes its context, for one
+/// sequence. Queries i = 0..n-1 sit at positions offset + i; key j (< offset
+/// + n) is stored transposed, component d at kt[d * ldk + j] (the head's rows
+/// of K^T [width][ldk], e.g. a KV cache of ldk = capacity tokens), value j at
+/// v[j * ldv .. + head_dim). q: [n][head_dim] rows of stride ldq; out: [n][head_dim]
+/// rows of stride ldo.
 template <class T>
-struct runtime_view {
-  T* base;
-  std::size_t offset;
-  std::size_t batch_stride;
-  std::size_t row_stride;
-  constexpr T* row(std::size_t b, std::size_t r) const noexcept {
-    return base + offset + b * batch_stride + r * row_stride;
-  }
+struct head_operands {
+  const T* q;
+  std::size_t ldq;
+  const T* kt;
+  std::size_t ldk;
+  const T* v;
+  std::size_t ldv;
+  T* out;
+  std::size_t ldo;
 };
+
+/// One causal attention head of one sequence (book section 3.5, PyTorch
+/// scaled dot-product attention with is_causal=True), queries at positions
+/// offset..offset+n-1 (a KV-cache step when offset > 0):
+///
+///   out[i] = sum_{j <= offset+i} w[i][j] * v[j],
+///   w[i][:] = dropout(softmax_j(q[i] . k[j] / sqrt(head_dim)))
+///
+/// This is the simple (constexpr) formulation, one score row at a time. Keys
+/// after the query are the masked -inf positions: they get weight exactly 0
+/// and are skipped. It performs the same operations in the same order as
+/// attention_head_blocked, so the two give identical results (also between
+/// constant evaluation and run time): the dot products run over d from 0, the
+/// softmax is softmax_causal_row (the scalar mirror of its vector code when
+/// `Scalar`), the context sums run over j from 0. `scores`: scratch for
+/// offset + n elements. `b` and `head` select the dropout stream; the
+/// query's position is its row index i of the dropout stream. `divisor` is
+/// sqrt(head_dim) as a T, divided (not multiplied by its inverse) as in the
+/// book's `attn_scores / keys.shape[-1]**0.5`.
+template <bool Scalar, class T, class HeadDim>
+constexpr void attention_head_simple(const head_operands<T>& h, std::size_t n, std::size_t offset,
+                                     HeadDim head_dim, T divisor, const dropout_state<T>& drop,
+                                     std::size_t b, std::size_t head, T* scores) noexcept {
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::size_t p = offset + i;  // the query's position
+    const T* qi = h.q + i * h.ldq;
+    for (std::size_t j = 0; j <= p; ++j) {
+      T dot = T(0);
+      for (std::size_t d = 0; d < head_dim; ++d) dot = muladd(dot, qi[d], h.kt[d * h.ldk + j]);
+      scores[j] = dot;
+    }
+    softmax_causal_row<T, Scalar>(scores, p + 1, p + 1, divisor, drop, b, head, p);
+    T* oi = h.out + i * h.ldo;
+    for (std::size_t d = 0; d < head_dim; ++d) oi[d] = T(0);
+    for (std::size_t j = 0; j <= p; ++j) {
+      const T w = scores[j];
+      const T* vj = h.v + j * h.ldv;
+      for (std::size_t d = 0; d < head_dim; ++d) oi[d] = muladd(oi[d], w, vj[d]);
+    }
+  }
+}
+
+/// One causal attention head of one sequence, run-time fast path (same
+/// operands and result as attention_head_simple, bit for bit):
+///
+///   for each block of gemm::mr queries i0..i0+R-1 (keys 0..offset+i0+R-1
+///   only: the fully masked keys to the right are never computed):
+///     S = Q_block K^T                  [R][keys]      (gemm::gemm_ab, along keys)
+///     each row: softmax_causal_row     (masked tail of the block set to 0)
+///     out_block = S V                  [R][head_dim]  (gemm::gemm_ab, along head_dim)
+///
+/// A decode step (n == 1) reads every cached key and value once, in vectors.
+/// `scores`: scratch for gemm::mr rows of ld_scores >= offset + n elements
+/// (one block of score rows, never N x N). Not constexpr.
+template <class T, class HeadDim>
+inline void attention_head_blocked(const head_operands<T>& h, std::size_t n, std::size_t offset,
+                                   HeadDim head_dim, T divisor, const dropout_state<T>& drop,
+                                   std::size_t b, std::size_t head, T* scores,
+                                   std::size_t ld_scores) noexcept {
+  constexpr std::size_t L = simd::lanes<T>;
+  const std::size_t total = offset + n;  // keys that exist
+  for (std::size_t i0 = 0; i0 < n; i0 += gemm::mr) {
+    const std::size_t rows = n - i0 < gemm::mr ? n - i0 : gemm::mr;
+    const std::size_t keys = offset + i0 + rows;
+    // score columns rounded up to whole vectors while they stay among the existing keys
+    const std::size_t rounded = (keys + L - 1) / L * L;
+    const std::size_t cols = rounded < total ? rounded : total;
+    gemm::gemm_ab<T>(rows, cols, head_dim, h.q + i0 * h.ldq, h.ldq, h.kt, h.ldk, scores, ld_scores,
+                     false);
+    for (std::size_t r = 0; r < rows; ++r)
+      softmax_causal_row<T>(scores + r * ld_scores, offset + i0 + r + 1, keys, divisor, drop, b,
+                            head, offset + i0 + r);
+    gemm::gemm_ab<T>(rows, head_dim, keys, scores, ld_scores, h.v, h.ldv, h.out + i0 * h.ldo, h.ldo,
+                     false);
+  }
+}
 
 }  // namespace mha::detail

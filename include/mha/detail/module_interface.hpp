@@ -8,7 +8,11 @@
 
 #include <mha/config.hpp>
 #include <mha/detail/contracts.hpp>
+#include <mha/detail/attention.hpp>
 #include <mha/detail/dropout.hpp>
+#include <mha/detail/token_major.hpp>
+#include <mha/kv_cache.hpp>
+#include <mha/status.hpp>
 #include <mha/tensor.hpp>
 
 namespace mha::detail {
@@ -62,23 +66,82 @@ struct output_for_tensor<T, W, tensor<U, E...>> : output_for<T, W, E...> {};
 template <class T, std::size_t W, class X>
 using output_for_t = typename output_for_tensor<T, W, X>::type;
 
+/// Intermediates of one forward call of a fixed-size attention module for
+/// `Batch` sequences of up to `Tokens` tokens, in one array `storage`
+/// (contents between calls unspecified; value-initialise it, e.g.
+/// `workspace<B, N> ws{}` or std::make_unique, and reuse it). It holds the
+/// largest of:
+///  * the general path, one sequence at a time: Q, K^T, V and the
+///    concatenated context of Tokens tokens ([Tokens][Width] each, K
+///    transposed) plus one block of gemm::mr score rows of Tokens keys;
+///  * the token-major path (float inference, N <= token_major::max_tokens):
+///    the transposed intermediates [features][Batch * padded tokens], sized
+///    for the widest vector any target has, so the type is the same in every
+///    translation unit whatever its -m flags;
+///  * a KV-cache call: the queries and the context of all Batch * Tokens new
+///    rows plus gemm::mr score rows of ContextLength keys.
+template <class T, std::size_t Batch, std::size_t Tokens, std::size_t DIn, std::size_t Width,
+          std::size_t ContextLength>
+struct attention_workspace {
+  static constexpr std::size_t batch = Batch;    ///< sequences per call
+  static constexpr std::size_t tokens = Tokens;  ///< largest token count per sequence
+  /// Elements of the general path.
+  static constexpr std::size_t general_elements = 4 * Tokens * Width + gemm::mr * Tokens;
+  /// Elements of the token-major path (0 for double).
+  static constexpr std::size_t token_major_elements =
+      std::is_same_v<T, float>
+          ? token_major::workspace_elements<
+                T, Batch, (Tokens < token_major::max_tokens ? Tokens : token_major::max_tokens),
+                DIn, Width>
+          : 0;
+  /// Elements of a KV-cache call.
+  static constexpr std::size_t cached_elements =
+      2 * Batch * Tokens * Width + gemm::mr * ContextLength;
+  /// Elements of `storage`: the largest of the three.
+  static constexpr std::size_t size = [] {
+    std::size_t n = general_elements;
+    if (token_major_elements > n) n = token_major_elements;
+    if (cached_elements > n) n = cached_elements;
+    return n;
+  }();
+  T storage[size];  ///< the intermediates
+  /// Where a KV-cache call's score rows start (after the rows' Q and context).
+  static constexpr std::size_t cached_scores_offset = 2 * Batch * Tokens * Width;
+  /// Where the general path's score rows start.
+  static constexpr std::size_t general_scores_offset = 4 * Tokens * Width;
+};
+
 }  // namespace mha::detail
 
-// The overload set of forward() for a fixed-size module, with the module's name
-// in every contract message. The module must provide value_type, d_in,
-// context_length, output_width, `template <B, N> struct
-// workspace`, `template <B, N> constexpr void run(const T* x, T* out,
-// workspace<B, N>&, detail::forward_mode) const`, and
-// `static constexpr bool parameters_valid_` (its own class-level contracts
-// hold; when they do not, its static_asserts have already fired and run() is
-// not instantiated, so no second error follows).
+// The overload set of forward() for a fixed-size attention module, with the
+// module's name in every contract message. The module provides value_type,
+// d_in, context_length, num_heads, head_dim, output_width (= num_heads *
+// head_dim: the width of Q, K, V and of the output) and a private
+// `constexpr auto spec_() const noexcept` returning its detail::attention_spec
+// (detail/attention.hpp); the macro defines `workspace<B, N>`,
+// `kv_cache<B>` and every forward overload on top of the one orchestration.
+// `parameters_valid_` is true when the class-level contracts hold (when they
+// do not, the class's static_asserts have fired and no forward body is
+// instantiated, so no second error follows).
 //
 // Contract order (the first failing one is the first error the user sees):
 // element type, rank, last extent == DIn, N <= ContextLength, then output
-// shape, workspace shape and the stack limit. Each forward body runs only if
-// all contracts hold (`if constexpr`), so a broken contract gives one error,
-// not a cascade from run().
+// shape, workspace shape, KV-cache batch and the stack limit. Each forward
+// body runs only if all contracts hold (`if constexpr`), so a broken contract
+// gives one error, not a cascade.
 #define MHA_DETAIL_FORWARD_OVERLOADS(NAME)                                                          \
+ public:                                                                                            \
+  /** Intermediates of forward calls on `Batch` sequences of up to `Tokens`  */                    \
+  /** tokens (see detail::attention_workspace): value-initialise once and    */                    \
+  /** reuse; contents between calls unspecified.                             */                    \
+  template <std::size_t Batch, std::size_t Tokens>                                                  \
+  using workspace = ::mha::detail::attention_workspace<value_type, Batch, Tokens, d_in,            \
+                                                       output_width, context_length>;              \
+  /** Keys and values of `Batch` sequences for the cached forward, room for  */                    \
+  /** context_length tokens each (see mha::kv_cache).                        */                    \
+  template <std::size_t Batch>                                                                      \
+  using kv_cache = ::mha::kv_cache<value_type, Batch, output_width, context_length>;               \
+                                                                                                    \
  private:                                                                                           \
   static constexpr bool parameters_valid_ =                                                         \
       (std::is_same_v<value_type, float> || std::is_same_v<value_type, double>) && d_in > 0 &&      \
@@ -127,6 +190,31 @@ using output_for_t = typename output_for_tensor<T, W, X>::type;
                   "batch B and token count N");                                                     \
     return WB == S::batch && WN == S::tokens;                                                       \
   }                                                                                                 \
+  template <class X, class Y, std::size_t WB, std::size_t WN>                                       \
+  static consteval bool check_call_() noexcept {                                                    \
+    if constexpr (!check_output_<X, Y>())                                                           \
+      return false;                                                                                 \
+    else                                                                                            \
+      return check_workspace_<X, WB, WN>();                                                         \
+  }                                                                                                 \
+  template <class X, std::size_t CB>                                                                \
+  static consteval bool check_cache_() noexcept {                                                   \
+    using S = ::mha::detail::shape_of<X>;                                                           \
+    static_assert(::mha::detail::cache_matches_input<CB, S::batch>,                                 \
+                  "mha::" NAME "::forward: the KV cache must be kv_cache<B> for the input's "      \
+                  "batch B");                                                                       \
+    return CB == S::batch;                                                                          \
+  }                                                                                                 \
+  /* The whole-sequence forward of the first n (a size_c or a run-time count) */                   \
+  /* token rows of each of Batch sequences of Tokens rows.                    */                   \
+  template <std::size_t Batch, std::size_t Tokens, class N>                                         \
+  constexpr void run_(const value_type* x, N n, value_type* out, workspace<Batch, Tokens>& ws,     \
+                      ::mha::detail::forward_mode mode) const noexcept {                            \
+    ::mha::detail::forward_sequence<Tokens>(                                                        \
+        spec_(), x, Tokens * d_in, ::mha::detail::size_c<Batch>{}, n, out, Tokens * output_width,  \
+        ws.storage, ws.storage + workspace<Batch, Tokens>::general_scores_offset, mode.training,    \
+        mode.seed);                                                                                 \
+  }                                                                                                 \
   template <class U, std::size_t... E, class V, std::size_t... F>                                   \
   constexpr void forward_stack_(const tensor<U, E...>& x, tensor<V, F...>& out,                    \
                                 ::mha::detail::forward_mode mode) const noexcept {                  \
@@ -139,7 +227,8 @@ using output_for_t = typename output_for_tensor<T, W, X>::type;
                     "forward(x, out, ws)");                                                         \
       if constexpr (sizeof(ws_t) <= MHA_STACK_WORKSPACE_LIMIT) {                                    \
         ws_t ws;                                                                                    \
-        run<S::batch, S::tokens>(x.data(), out.data(), ws, mode);                                   \
+        run_<S::batch, S::tokens>(x.data(), ::mha::detail::size_c<S::tokens>{}, out.data(), ws,    \
+                                  mode);                                                            \
       }                                                                                             \
     }                                                                                               \
   }                                                                                                 \
@@ -168,14 +257,72 @@ using output_for_t = typename output_for_tensor<T, W, X>::type;
   }                                                                                                 \
   /** Inference forward with a caller-owned workspace `ws` (type             */                     \
   /** workspace<B, N>, e.g. in static storage or from std::make_unique), so   */                    \
-  /** stack use is bounded by the shapes: one block of 6 score rows of N     */                    \
-  /** elements plus one packed weight panel (at most 32 KiB), not [B][N][D].  */                    \
+  /** stack use is bounded by the shapes: at most one packed weight panel    */                    \
+  /** (32 KiB) and, on the token-major path, N score vectors (16 KiB).       */                    \
   template <class U, std::size_t... E, class V, std::size_t... F, std::size_t WB, std::size_t WN>   \
   constexpr void forward(const tensor<U, E...>& x, tensor<V, F...>& out,                           \
                          workspace<WB, WN>& ws) const noexcept {                                    \
-    if constexpr (check_output_<tensor<U, E...>, tensor<V, F...>>())                                \
-      if constexpr (check_workspace_<tensor<U, E...>, WB, WN>())                                    \
-        run<WB, WN>(x.data(), out.data(), ws, ::mha::detail::forward_mode{});                       \
+    if constexpr (check_call_<tensor<U, E...>, tensor<V, F...>, WB, WN>())                          \
+      run_<WB, WN>(x.data(), ::mha::detail::size_c<WN>{}, out.data(), ws,                           \
+                   ::mha::detail::forward_mode{});                                                  \
+  }                                                                                                 \
+  /** Inference forward of a run-time token count: x [B][Max][d_in] (or       */                   \
+  /** [Max][d_in]), out [B][Max][output_width], ws workspace<B, Max>, Max <=  */                   \
+  /** context_length at compile time. Computes the causal forward of the     */                    \
+  /** first n token rows of each sequence and writes the first n rows of each */                   \
+  /** sequence of out; rows n..Max-1 of out are untouched and those of x are  */                   \
+  /** never read. The rows equal, bit for bit, those of the compile-time      */                   \
+  /** forward on the same n tokens; the cost follows n, and one instantiation */                   \
+  /** serves every n. Returns status::bad_token_count (nothing written) for   */                   \
+  /** n == 0 or n > Max, else status::ok. No heap.                            */                   \
+  template <class U, std::size_t... E, class V, std::size_t... F, std::size_t WB, std::size_t WN>   \
+  [[nodiscard]] constexpr ::mha::status forward(const tensor<U, E...>& x, std::size_t n,           \
+                                                tensor<V, F...>& out,                               \
+                                                workspace<WB, WN>& ws) const noexcept {             \
+    if constexpr (check_call_<tensor<U, E...>, tensor<V, F...>, WB, WN>()) {                        \
+      if (n == 0 || n > WN) return ::mha::status::bad_token_count;                                  \
+      run_<WB, WN>(x.data(), n, out.data(), ws, ::mha::detail::forward_mode{});                     \
+    }                                                                                               \
+    return ::mha::status::ok;                                                                       \
+  }                                                                                                 \
+  /** KV-cache forward (inference): appends the first n token rows of each of */                   \
+  /** the B sequences of x ([B][Max][d_in] or [Max][d_in]) to `cache` at      */                   \
+  /** positions cache.size() .. cache.size()+n-1 and writes their outputs to  */                   \
+  /** the first n rows of each sequence of out ([B][Max][output_width]); the  */                   \
+  /** token at position p attends to cached positions 0..p (a prefill when    */                   \
+  /** the cache is empty, a decode step when n == 1). The rows equal rows     */                   \
+  /** size()..size()+n-1 of a plain forward over all tokens so far, to        */                   \
+  /** rounding (a decode step sums in another order, see detail/gemv.hpp).    */                   \
+  /** Returns status::bad_token_count for n == 0 or n > Max, then            */                     \
+  /** status::cache_full if size() + n > context_length; either writes       */                     \
+  /** nothing. noexcept, no heap; ws is workspace<B, Max>, cache kv_cache<B>. */                   \
+  template <class U, std::size_t... E, class V, std::size_t... F, std::size_t CB, std::size_t WB,   \
+            std::size_t WN>                                                                         \
+  [[nodiscard]] ::mha::status forward(const tensor<U, E...>& x, std::size_t n,                     \
+                                      tensor<V, F...>& out, kv_cache<CB>& cache,                    \
+                                      workspace<WB, WN>& ws) const noexcept {                       \
+    if constexpr (check_call_<tensor<U, E...>, tensor<V, F...>, WB, WN>()) {                        \
+      if constexpr (check_cache_<tensor<U, E...>, CB>()) {                                          \
+        if (n == 0 || n > WN) return ::mha::status::bad_token_count;                                \
+        if (n > context_length - cache.size()) return ::mha::status::cache_full;                    \
+        ::mha::detail::forward_cached(                                                              \
+            spec_(), x.data(), WN * d_in, ::mha::detail::size_c<WB>{}, n, out.data(),               \
+            WN * output_width, ::mha::detail::kv_cache_access::store(cache), cache.size(),          \
+            ws.storage, ws.storage + workspace<WB, WN>::cached_scores_offset, context_length);      \
+        ::mha::detail::kv_cache_access::grow(cache, n);                                             \
+      }                                                                                             \
+    }                                                                                               \
+    return ::mha::status::ok;                                                                       \
+  }                                                                                                 \
+  /** The KV-cache forward has no training mode: a compile-time error. */                           \
+  template <class U, std::size_t... E, class V, std::size_t... F, std::size_t CB, std::size_t WB,   \
+            std::size_t WN>                                                                         \
+  ::mha::status forward_training(const tensor<U, E...>&, std::size_t, tensor<V, F...>&,            \
+                                 kv_cache<CB>&, workspace<WB, WN>&, std::uint64_t) const noexcept { \
+    static_assert(::mha::detail::always_false<U>,                                                   \
+                  "mha::" NAME "::forward_training: the KV-cache forward is inference only (no "   \
+                  "dropout); use forward(x, n, out, cache, ws)");                                   \
+    return ::mha::status::ok;                                                                       \
   }                                                                                                 \
   /** Training-mode forward: dropout with probability `dropout` on the        */                    \
   /** attention weights, kept weights scaled by 1/(1-p), rows not             */                    \
@@ -197,7 +344,7 @@ using output_for_t = typename output_for_tensor<T, W, X>::type;
   template <class U, std::size_t... E, class V, std::size_t... F, std::size_t WB, std::size_t WN>   \
   constexpr void forward_training(const tensor<U, E...>& x, tensor<V, F...>& out,                  \
                                   workspace<WB, WN>& ws, std::uint64_t seed) const noexcept {       \
-    if constexpr (check_output_<tensor<U, E...>, tensor<V, F...>>())                                \
-      if constexpr (check_workspace_<tensor<U, E...>, WB, WN>())                                    \
-        run<WB, WN>(x.data(), out.data(), ws, ::mha::detail::forward_mode{true, seed});             \
+    if constexpr (check_call_<tensor<U, E...>, tensor<V, F...>, WB, WN>())                          \
+      run_<WB, WN>(x.data(), ::mha::detail::size_c<WN>{}, out.data(), ws,                           \
+                   ::mha::detail::forward_mode{true, seed});                                        \
   }

@@ -36,7 +36,9 @@
 #include <type_traits>
 #include <utility>
 
+#include <mha/config.hpp>
 #include <mha/detail/gemm.hpp>
+#include <mha/detail/kernels.hpp>
 #include <mha/detail/muladd.hpp>
 #include <mha/detail/simd.hpp>
 
@@ -83,9 +85,9 @@ inline constexpr std::size_t columns = Batch * padded<T, Tokens>;
 /// (64 bytes), not this target's, so that the workspace type has the same
 /// size in every translation unit whatever its -m flags (padding to a
 /// narrower width never needs more).
-template <class T, std::size_t Batch, std::size_t Tokens, std::size_t DIn, std::size_t DOut>
+template <class T, std::size_t Batch, std::size_t Tokens, std::size_t DIn, std::size_t Width>
 inline constexpr std::size_t workspace_elements =
-    ((DIn > DOut ? DIn : DOut) + 3 * DOut) * Batch * round_up<Tokens, pow2_width<Tokens, 64 / sizeof(T)>>;
+    ((DIn > Width ? DIn : Width) + 3 * Width) * Batch * round_up<Tokens, pow2_width<Tokens, 64 / sizeof(T)>>;
 
 /// True when the fixed-size multi_head_attention runs this path at run time
 /// for inference: float and N <= max_tokens.
@@ -131,41 +133,41 @@ MHA_DETAIL_INLINE void butterfly(V (&rows)[W], std::index_sequence<L...>) noexce
 }
 #endif
 
-/// dst[c][r] = src[r][c] for r < Rows, c < Cols (src row stride lds, dst row
-/// stride ldd). W x W blocks go through registers (butterfly) where the
-/// compiler has __builtin_shufflevector, the rest element by element.
-template <class T, std::size_t W, std::size_t Rows, std::size_t Cols>
-MHA_DETAIL_INLINE void transpose(const T* src, std::size_t lds, T* dst, std::size_t ldd) noexcept {
+/// dst[c][r] = src[r][c] for r < rows, c < cols (src row stride lds, dst row
+/// stride ldd); each of rows, cols a size_c or a std::size_t. W x W blocks go
+/// through registers (butterfly) where the compiler has
+/// __builtin_shufflevector, the rest element by element.
+template <class T, std::size_t W, class Rows, class Cols>
+MHA_DETAIL_INLINE void transpose(const T* src, std::size_t lds, T* dst, std::size_t ldd, Rows rows,
+                                 Cols cols) noexcept {
+  std::size_t block_rows = 0;  // rows in whole W x W blocks
 #if defined(MHA_DETAIL_HAVE_SHUFFLEVECTOR)
   using V = vec<T, W>;
-  constexpr std::size_t block_rows = Rows / W * W;  // rows in whole W x W blocks
-  constexpr std::size_t block_cols = Cols / W * W;
+  block_rows = rows / W * W;
+  const std::size_t block_cols = cols / W * W;
   for (std::size_t r0 = 0; r0 < block_rows; r0 += W) {
     for (std::size_t c0 = 0; c0 < block_cols; c0 += W) {
-      V rows[W];
+      V v[W];
 #pragma GCC unroll 16
-      for (std::size_t r = 0; r < W; ++r) rows[r] = load<V>(src + (r0 + r) * lds + c0);
-      butterfly<W / 2>(rows, std::make_index_sequence<W>{});
+      for (std::size_t r = 0; r < W; ++r) v[r] = load<V>(src + (r0 + r) * lds + c0);
+      butterfly<W / 2>(v, std::make_index_sequence<W>{});
 #pragma GCC unroll 16
-      for (std::size_t c = 0; c < W; ++c) store(dst + (c0 + c) * ldd + r0, rows[c]);
+      for (std::size_t c = 0; c < W; ++c) store(dst + (c0 + c) * ldd + r0, v[c]);
     }
-    if constexpr (block_cols < Cols)
+    if (block_cols < cols)
       for (std::size_t r = r0; r < r0 + W; ++r)
-        for (std::size_t c = block_cols; c < Cols; ++c) dst[c * ldd + r] = src[r * lds + c];
+        for (std::size_t c = block_cols; c < cols; ++c) dst[c * ldd + r] = src[r * lds + c];
   }
-#else
-  constexpr std::size_t block_rows = 0;
 #endif
-  if constexpr (block_rows < Rows)
-    for (std::size_t r = block_rows; r < Rows; ++r)
-      for (std::size_t c = 0; c < Cols; ++c) dst[c * ldd + r] = src[r * lds + c];
+  for (std::size_t r = block_rows; r < rows; ++r)
+    for (std::size_t c = 0; c < cols; ++c) dst[c * ldd + r] = src[r * lds + c];
 }
 
 /// One register tile of a projection: y[r][c] = bias[r] + sum_k w[r][k] * x[k][c]
-/// for r < R, c < CV * W. w: R rows of an [out][In] weight, x: [In][Cols] (this
-/// tile's first column), y: [R][Cols].
-template <class T, std::size_t W, std::size_t R, std::size_t CV, std::size_t In, std::size_t Cols>
-MHA_DETAIL_INLINE void project_tile(const T* w, const T* bias, const T* x, T* y) noexcept {
+/// for r < R, c < CV * W. w: R rows of an [out][In] weight, x: [In][cols] (this
+/// tile's first column), y: [R][cols].
+template <class T, std::size_t W, std::size_t R, std::size_t CV, std::size_t In, class Cols>
+MHA_DETAIL_INLINE void project_tile(const T* w, const T* bias, const T* x, T* y, Cols cols) noexcept {
   using V = vec<T, W>;
   V acc[R][CV];
 #pragma GCC unroll 32
@@ -176,7 +178,7 @@ MHA_DETAIL_INLINE void project_tile(const T* w, const T* bias, const T* x, T* y)
   for (std::size_t k = 0; k < In; ++k) {
     V xv[CV];
 #pragma GCC unroll 8
-    for (std::size_t n = 0; n < CV; ++n) xv[n] = load<V>(x + k * Cols + n * W);
+    for (std::size_t n = 0; n < CV; ++n) xv[n] = load<V>(x + k * cols + n * W);
 #pragma GCC unroll 32
     for (std::size_t r = 0; r < R; ++r) {
       const T wr = w[r * In + k];
@@ -190,50 +192,54 @@ MHA_DETAIL_INLINE void project_tile(const T* w, const T* bias, const T* x, T* y)
     for (std::size_t n = 0; n < CV; ++n) {
       V v = acc[r][n];
       if (bias != nullptr) v += bias[r];
-      store(y + r * Cols + n * W, v);
+      store(y + r * cols + n * W, v);
     }
 }
 
 /// All row tiles of a projection for the CV column vectors starting at x, y.
-template <class T, std::size_t W, std::size_t CV, std::size_t Out, std::size_t In, std::size_t Cols>
-MHA_DETAIL_INLINE void project_columns(const T* w, const T* bias, const T* x, T* y) noexcept {
+template <class T, std::size_t W, std::size_t CV, std::size_t Out, std::size_t In, class Cols>
+MHA_DETAIL_INLINE void project_columns(const T* w, const T* bias, const T* x, T* y, Cols cols) noexcept {
   constexpr std::size_t r_max = (vector_registers - CV - 1) / CV;
   constexpr std::size_t R = Out < r_max ? Out : r_max;
   std::size_t o = 0;
   for (; o + R <= Out; o += R)
-    project_tile<T, W, R, CV, In, Cols>(w + o * In, bias != nullptr ? bias + o : nullptr, x, y + o * Cols);
+    project_tile<T, W, R, CV, In>(w + o * In, bias != nullptr ? bias + o : nullptr, x, y + o * cols,
+                                  cols);
   if constexpr (Out % R != 0)
-    project_tile<T, W, Out % R, CV, In, Cols>(w + o * In, bias != nullptr ? bias + o : nullptr, x,
-                                              y + o * Cols);
+    project_tile<T, W, Out % R, CV, In>(w + o * In, bias != nullptr ? bias + o : nullptr, x,
+                                        y + o * cols, cols);
 }
 
 /// y^T = (x W^T + bias)^T: y[o][c] = bias[o] + sum_k w[o][k] * x[k][c].
-/// w: [Out][In] (nn.Linear layout), bias: [Out] or nullptr, x: [In][Cols],
-/// y: [Out][Cols]; Cols a multiple of W.
-template <class T, std::size_t W, std::size_t Out, std::size_t In, std::size_t Cols>
-[[gnu::noinline]] void project(const T* w, const T* bias, const T* x, T* y) noexcept {
-  constexpr std::size_t vectors = Cols / W;
-  constexpr std::size_t cv = vectors < 4 ? vectors : 4;
+/// w: [Out][In] (nn.Linear layout), bias: [Out] or nullptr, x: [In][cols],
+/// y: [Out][cols]; cols (a size_c or a std::size_t) a multiple of W.
+template <class T, std::size_t W, std::size_t Out, std::size_t In, class Cols>
+[[gnu::noinline]] void project(const T* w, const T* bias, const T* x, T* y, Cols cols) noexcept {
+  constexpr std::size_t cv = 4;  // column vectors per tile
   std::size_t c = 0;
-  for (; c + cv * W <= Cols; c += cv * W)
-    project_columns<T, W, cv, Out, In, Cols>(w, bias, x + c, y + c);
-  if constexpr (vectors % cv != 0)
-    project_columns<T, W, vectors % cv, Out, In, Cols>(w, bias, x + c, y + c);
+  for (; c + cv * W <= cols; c += cv * W)
+    project_columns<T, W, cv, Out, In>(w, bias, x + c, y + c, cols);
+  switch ((cols - c) / W) {  // the last 0..3 column vectors
+    case 3: project_columns<T, W, 3, Out, In>(w, bias, x + c, y + c, cols); break;
+    case 2: project_columns<T, W, 2, Out, In>(w, bias, x + c, y + c, cols); break;
+    case 1: project_columns<T, W, 1, Out, In>(w, bias, x + c, y + c, cols); break;
+    default: break;
+  }
 }
 
 /// Scores of one block of JB keys j0.. for one query vector:
 /// s[jj] = sum_d q[d][lanes] * k[d][j0 + jj], sequential over d.
-template <class T, std::size_t W, std::size_t JB, std::size_t HeadDim, std::size_t Cols>
-MHA_DETAIL_INLINE void score_block(const T* q, const T* k, vec<T, W>* s) noexcept {
+template <class T, std::size_t W, std::size_t JB, std::size_t HeadDim, class Cols>
+MHA_DETAIL_INLINE void score_block(const T* q, const T* k, vec<T, W>* s, Cols cols) noexcept {
   using V = vec<T, W>;
   V acc[JB];
 #pragma GCC unroll 16
   for (std::size_t jj = 0; jj < JB; ++jj) acc[jj] = V{};
 #pragma GCC unroll 8
   for (std::size_t d = 0; d < HeadDim; ++d) {
-    const V qd = load<V>(q + d * Cols);
+    const V qd = load<V>(q + d * cols);
 #pragma GCC unroll 16
-    for (std::size_t jj = 0; jj < JB; ++jj) acc[jj] = muladd(acc[jj], qd, k[d * Cols + jj]);
+    for (std::size_t jj = 0; jj < JB; ++jj) acc[jj] = muladd(acc[jj], qd, k[d * cols + jj]);
   }
 #pragma GCC unroll 16
   for (std::size_t jj = 0; jj < JB; ++jj) s[jj] = acc[jj];
@@ -241,38 +247,40 @@ MHA_DETAIL_INLINE void score_block(const T* q, const T* k, vec<T, W>* s) noexcep
 
 /// Context of one block of DB head features d0.. for one query vector:
 /// c[d][lanes] = sum_{j < keys} p[j] * v[d][j], sequential over j.
-template <class T, std::size_t W, std::size_t DB, std::size_t Cols>
-MHA_DETAIL_INLINE void context_block(const vec<T, W>* p, std::size_t keys, const T* v, T* c) noexcept {
+template <class T, std::size_t W, std::size_t DB, class Cols>
+MHA_DETAIL_INLINE void context_block(const vec<T, W>* p, std::size_t keys, const T* v, T* c,
+                                     Cols cols) noexcept {
   using V = vec<T, W>;
   V acc[DB];
 #pragma GCC unroll 16
   for (std::size_t dd = 0; dd < DB; ++dd) acc[dd] = V{};
   for (std::size_t j = 0; j < keys; ++j) {
 #pragma GCC unroll 16
-    for (std::size_t dd = 0; dd < DB; ++dd) acc[dd] = muladd(acc[dd], p[j], v[dd * Cols + j]);
+    for (std::size_t dd = 0; dd < DB; ++dd) acc[dd] = muladd(acc[dd], p[j], v[dd * cols + j]);
   }
 #pragma GCC unroll 16
-  for (std::size_t dd = 0; dd < DB; ++dd) store(c + dd * Cols, acc[dd]);
+  for (std::size_t dd = 0; dd < DB; ++dd) store(c + dd * cols, acc[dd]);
 }
 
 /// One attention head of one sequence (book section 3.5; PyTorch
 /// scaled_dot_product_attention with is_causal=True), token-major:
 /// c[d][i] = sum_{j <= i} softmax_j(q[.][i] . k[.][j] / divisor) * v[d][j].
 /// q, k, v, c: the head's first feature row of Q^T, K^T, V^T, C^T at the
-/// sequence's first column; element (d, t) at [d * Cols + t], t < padded.
-/// For each vector of W queries (first .. first+W-1), only the keys up to the
-/// vector's last query are visited (rounded up to a block of jb keys, which
-/// stays inside the padded row); a key j is masked in the lanes of queries
-/// i < j, which covers keys past N too. Padding lanes (queries >= N) compute
-/// values that are never stored to the output.
-/// s: scratch for padded score vectors. One instantiation serves all heads
-/// (not inlined, so code size does not grow with NumHeads or N).
-template <class T, std::size_t W, std::size_t Tokens, std::size_t HeadDim, std::size_t Cols>
+/// sequence's first column; element (d, t) at [d * cols + t], t < padded
+/// tokens (a multiple of W). For each vector of W queries (first ..
+/// first+W-1), only the keys up to the vector's last query are visited
+/// (rounded up to a block of jb keys, which stays inside the padded row); a key
+/// j is masked in the lanes of queries i < j, which covers keys past the
+/// tokens too. Padding lanes (queries >= tokens) compute values that are never
+/// stored to the output. tokens, cols: size_c (the loops fold; few query
+/// vectors are unrolled) or std::size_t (one instantiation for every count).
+/// s: scratch for the padded token count of score vectors. One instantiation
+/// serves all heads (not inlined, so code size does not grow with NumHeads).
+template <class T, std::size_t W, std::size_t HeadDim, class Tokens, class Cols>
 [[gnu::noinline]] void attention_head(const T* q, const T* k, const T* v, T* c, T divisor,
-                                      vec<T, W>* s) noexcept {
+                                      vec<T, W>* s, Tokens tokens, Cols cols) noexcept {
   using V = vec<T, W>;
   using VI = decltype(V{} < V{});
-  constexpr std::size_t np = padded<T, Tokens>;
   constexpr std::size_t jb = W < 8 ? W : 8;         // keys per score block (divides W)
   constexpr std::size_t L = simd::lanes<T>;         // lanes of the general path's softmax sum
   constexpr T inf = std::numeric_limits<T>::infinity();
@@ -282,11 +290,12 @@ template <class T, std::size_t W, std::size_t Tokens, std::size_t HeadDim, std::
   // one vector of queries first .. first+W-1; `first` is a size_c when the
   // vectors are few (keys and loop bounds fold), a std::size_t otherwise
   const auto query_vector = [&](auto first) MHA_DETAIL_LAMBDA_INLINE {
-    const std::size_t last = first + W < Tokens ? first + W : Tokens;  // one past the last query
-    const std::size_t keys = (last + jb - 1) / jb * jb;                // <= np
+    const std::size_t last = first + W < tokens ? first + W : tokens;  // one past the last query
+    const std::size_t keys = (last + jb - 1) / jb * jb;                // <= padded tokens
     const VI query = lane + static_cast<int>(first);
     // scores, jb keys at a time
-    for (std::size_t j = 0; j < keys; j += jb) score_block<T, W, jb, HeadDim, Cols>(q + first, k + j, s + j);
+    for (std::size_t j = 0; j < keys; j += jb)
+      score_block<T, W, jb, HeadDim>(q + first, k + j, s + j, cols);
     // scale, mask, maximum over the unmasked keys
     V row_max = V{} - inf;
     for (std::size_t j = 0; j < keys; ++j) {
@@ -318,61 +327,95 @@ template <class T, std::size_t W, std::size_t Tokens, std::size_t HeadDim, std::
     for (std::size_t j = 0; j < keys; ++j) s[j] = s[j] / sum;
     // context, db features at a time
     std::size_t d = 0;
-    for (; d + db <= HeadDim; d += db) context_block<T, W, db, Cols>(s, keys, v + d * Cols, c + d * Cols + first);
+    for (; d + db <= HeadDim; d += db)
+      context_block<T, W, db>(s, keys, v + d * cols, c + d * cols + first, cols);
     if constexpr (HeadDim % db != 0)
-      context_block<T, W, HeadDim % db, Cols>(s, keys, v + d * Cols, c + d * Cols + first);
+      context_block<T, W, HeadDim % db>(s, keys, v + d * cols, c + d * cols + first, cols);
   };
-  if constexpr (np / W <= unrolled_query_vectors)
-    [&]<std::size_t... QV>(std::index_sequence<QV...>) {
-      (query_vector(std::integral_constant<std::size_t, QV * W>{}), ...);
-    }(std::make_index_sequence<np / W>{});
-  else
-    for (std::size_t first = 0; first < Tokens; first += W) query_vector(first);
-  static_assert(np % jb == 0);
+  if constexpr (requires { Tokens::value; }) {
+    constexpr std::size_t np = round_up<Tokens::value, W>;
+    static_assert(np % jb == 0);
+    if constexpr (np / W <= unrolled_query_vectors) {
+      [&]<std::size_t... QV>(std::index_sequence<QV...>) {
+        (query_vector(std::integral_constant<std::size_t, QV * W>{}), ...);
+      }(std::make_index_sequence<np / W>{});
+      return;
+    }
+  }
+  for (std::size_t first = 0; first < tokens; first += W) query_vector(first);
 }
 
-/// The forward pass of multi_head_attention for float inference (see the
-/// file comment): x [Batch][Tokens][DIn] -> out [Batch][Tokens][DOut].
-/// wq, wk, wv: [DOut][DIn], wo: [DOut][DOut] (nn.Linear layout); bq, bk, bv:
-/// [DOut] or nullptr; bo: [DOut]. ws: workspace_elements<...> elements.
-/// Stack: padded<T, Tokens> score vectors (at most max_tokens * 64 bytes).
-template <class T, std::size_t Batch, std::size_t Tokens, std::size_t DIn, std::size_t DOut,
-          std::size_t NumHeads>
-inline void forward(const T* x, T* out, const T* wq, const T* bq, const T* wk, const T* bk,
-                    const T* wv, const T* bv, const T* wo, const T* bo, T divisor, T* ws) noexcept {
-  constexpr std::size_t W = width<T, Tokens>;
-  constexpr std::size_t np = padded<T, Tokens>;
-  constexpr std::size_t cols = columns<T, Batch, Tokens>;
-  constexpr std::size_t head_dim = DOut / NumHeads;
-  static_assert(((DIn > DOut ? DIn : DOut) + 3 * DOut) * cols <=
-                workspace_elements<T, Batch, Tokens, DIn, DOut>);
+/// Token vector width for a run-time token count n: the narrowest power of
+/// two >= n, at least 4 and at most the target's vector width (as width<T, N>).
+template <class T>
+constexpr std::size_t width_for(std::size_t n) noexcept {
+  std::size_t w = 4;
+  while (w < n && w < simd::lanes<T>) w *= 2;
+  return w < simd::lanes<T> ? w : simd::lanes<T>;
+}
+
+/// The forward pass of an attention module (see detail/attention.hpp's
+/// attention_spec) for float inference, token-major with token vectors of W
+/// lanes: x [batch][tokens][DIn] (sequence b at x + b * x_batch) -> out
+/// [batch][tokens][Width] (sequence b at out + b * out_batch). `spec` gives
+/// each group's Q/K/V weights (group(g), [GroupWidth][DIn] rows in the
+/// nn.Linear layout, biases or none) and out_proj (or none: the concatenated
+/// context is the output). tokens: a size_c or a run-time count <= MaxTokens.
+/// ws: workspace_elements<T, Batch, MaxTokens, DIn, Width> elements. Stack:
+/// the padded MaxTokens score vectors (at most max_tokens * 64 bytes).
+template <class T, std::size_t W, std::size_t MaxTokens, class Spec, class Batch, class Tokens>
+inline void forward(const Spec& spec, Batch batch, Tokens tokens, const T* x, std::size_t x_batch,
+                    T* out, std::size_t out_batch, T* ws) noexcept {
+  constexpr std::size_t DIn = decltype(spec.d_in)::value;
+  constexpr std::size_t Width = decltype(spec.width())::value;
+  constexpr std::size_t GroupWidth = decltype(spec.group_width())::value;
+  constexpr std::size_t HeadDim = decltype(spec.head_dim)::value;
+  constexpr std::size_t wide = DIn > Width ? DIn : Width;
+  const auto np = [&] {
+    if constexpr (requires { Tokens::value; })
+      return std::integral_constant<std::size_t, round_up<Tokens::value, W>>{};
+    else
+      return (tokens + W - 1) / W * W;
+  }();
+  const auto cols = [&] {
+    if constexpr (requires { Tokens::value; })
+      return std::integral_constant<std::size_t, Batch::value * decltype(np)::value>{};
+    else
+      return batch * np;
+  }();
+  MHA_ASSERT(tokens <= MaxTokens);
   T* const xt = ws;  // x^T, then the context C^T
   T* const ct = ws;
-  T* const qt = ws + (DIn > DOut ? DIn : DOut) * cols;  // Q^T, then out^T
-  T* const kt = qt + DOut * cols;
-  T* const vt = kt + DOut * cols;
-  vec<T, W> s[np];
+  T* const qt = ws + wide * cols;  // Q^T, then out^T
+  T* const kt = qt + Width * cols;
+  T* const vt = kt + Width * cols;
+  vec<T, W> s[round_up<MaxTokens, W>];
   // x^T, padding tokens 0
-  for (std::size_t b = 0; b < Batch; ++b) {
-    transpose<T, W, Tokens, DIn>(x + b * Tokens * DIn, DIn, xt + b * np, cols);
-    for (std::size_t i = Tokens; i < np; ++i)
+  for (std::size_t b = 0; b < batch; ++b) {
+    transpose<T, W>(x + b * x_batch, DIn, xt + b * np, cols, tokens, size_c<DIn>{});
+    for (std::size_t i = tokens; i < np; ++i)
       for (std::size_t f = 0; f < DIn; ++f) xt[f * cols + b * np + i] = T(0);
   }
-  project<T, W, DOut, DIn, cols>(wq, bq, xt, qt);
-  project<T, W, DOut, DIn, cols>(wk, bk, xt, kt);
-  project<T, W, DOut, DIn, cols>(wv, bv, xt, vt);
-  for (std::size_t b = 0; b < Batch; ++b)
-    [&]<std::size_t... H>(std::index_sequence<H...>) {
-      (attention_head<T, W, Tokens, head_dim, cols>(qt + (H * head_dim * cols + b * np),
-                                                    kt + (H * head_dim * cols + b * np),
-                                                    vt + (H * head_dim * cols + b * np),
-                                                    ct + (H * head_dim * cols + b * np), divisor, s),
-       ...);
-    }(std::make_index_sequence<NumHeads>{});
-  T* const ot = qt;
-  project<T, W, DOut, DOut, cols>(wo, bo, ct, ot);
-  for (std::size_t b = 0; b < Batch; ++b)
-    transpose<T, W, DOut, Tokens>(ot + b * np, cols, out + b * Tokens * DOut, DOut);
+  for_each_index(spec.groups, [&](auto g) {
+    const auto w = spec.group(g);
+    const std::size_t r0 = g * GroupWidth * cols;
+    project<T, W, GroupWidth, DIn>(w.query, bias_pointer<T>(w.query_bias), xt, qt + r0, cols);
+    project<T, W, GroupWidth, DIn>(w.key, bias_pointer<T>(w.key_bias), xt, kt + r0, cols);
+    project<T, W, GroupWidth, DIn>(w.value, bias_pointer<T>(w.value_bias), xt, vt + r0, cols);
+  });
+  for (std::size_t b = 0; b < batch; ++b)
+    for_each_index(spec.num_heads, [&](auto h) {
+      const std::size_t at = h * HeadDim * cols + b * np;
+      attention_head<T, W, HeadDim>(qt + at, kt + at, vt + at, ct + at, spec.divisor, s, tokens, cols);
+    });
+  const T* result = ct;
+  if constexpr (Spec::has_out_proj) {
+    project<T, W, Width, Width>(spec.out_proj.weight, bias_pointer<T>(spec.out_proj.bias), ct, qt,
+                                cols);
+    result = qt;
+  }
+  for (std::size_t b = 0; b < batch; ++b)
+    transpose<T, W>(result + b * np, cols, out + b * out_batch, Width, size_c<Width>{}, tokens);
 }
 
 }  // namespace mha::detail::token_major

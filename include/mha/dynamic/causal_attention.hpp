@@ -63,44 +63,31 @@ class causal_attention : public detail::dynamic_module<causal_attention<T>, T> {
   // forward_training(x, seed), forward_training(x, out, seed) and
   // forward_training(x, out, ws, seed) come from detail::dynamic_module.
 
-  /// Building block shared with multi_head_attention_wrapper: attention of
-  /// x [batch][tokens][d_in] written to `out_base` at element offset
-  /// `out_offset` with row stride `out_row_stride` (batch stride tokens *
-  /// out_row_stride). `head_index` selects the dropout stream.
-  void forward_block(const T* x, std::size_t batch, std::size_t tokens, T* out_base,
-                     std::size_t out_offset, std::size_t out_row_stride, workspace<T>& ws,
-                     bool training, std::uint64_t seed, std::size_t head_index) const {
-    constexpr const char* api = "mha::dynamic::causal_attention";
-    if (training) detail::check_dynamic_dropout(api, dropout);
-    detail::check_dynamic_linear(api, "w_query", w_query, d_in_, d_out_, qkv_bias_);
-    detail::check_dynamic_linear(api, "w_key", w_key, d_in_, d_out_, qkv_bias_);
-    detail::check_dynamic_linear(api, "w_value", w_value, d_in_, d_out_, qkv_bias_);
-    const std::size_t rows = batch * tokens;
-    ws.reserve_for(rows * d_out_, tokens);
-    w_query.apply_rows(x, rows, ws.query.data());
-    w_value.apply_rows(x, rows, ws.value.data());
-    // ws.key holds K transposed, [batch][d_out][tokens] (the fixed twin's fast path).
-    w_key.check_parameters();
-    detail::linear_rows_kt(x, batch, tokens, d_in_, w_key.weight.data(),
-                           qkv_bias_ ? w_key.bias.data() : nullptr, d_out_, ws.key.data());
-    const std::size_t stride = tokens * d_out_;
-    using cview = detail::runtime_view<const T>;
-    detail::causal_attention_head_kt(
-        cview{ws.query.data(), 0, stride, d_out_}, cview{ws.key.data(), 0, stride, tokens},
-        cview{ws.value.data(), 0, stride, d_out_},
-        detail::runtime_view<T>{out_base, out_offset, tokens * out_row_stride, out_row_stride},
-        batch, tokens, d_out_, static_cast<T>(std::sqrt(static_cast<T>(d_out_))),
-        detail::dropout_state<T>::make(dropout, seed, training), head_index, ws.scores.data());
-  }
-
  private:
-  void run(const tensor<T>& x, tensor<T>& out, workspace<T>& ws, bool training,
-           std::uint64_t seed) const {
-    const auto s =
-        detail::check_dynamic_input("mha::dynamic::causal_attention", x, d_in_, context_length_);
-    detail::check_dynamic_output("mha::dynamic::causal_attention", x, out, d_out_);
-    forward_block(x.data(), s.batch, s.tokens, out.data(), 0, d_out_, ws, training, seed, 0);
+  static constexpr const char* api = "mha::dynamic::causal_attention";
+
+  /// std::invalid_argument for member layers of other sizes or, in training,
+  /// a dropout outside [0, 1] (`who` names the module in the message).
+  void check_parameters_(bool training, const char* who = api) const {
+    if (training) detail::check_dynamic_dropout(who, dropout);
+    detail::check_dynamic_linear(who, "w_query", w_query, d_in_, d_out_, qkv_bias_);
+    detail::check_dynamic_linear(who, "w_key", w_key, d_in_, d_out_, qkv_bias_);
+    detail::check_dynamic_linear(who, "w_value", w_value, d_in_, d_out_, qkv_bias_);
   }
+  /// The head's Q/K/V weights for the orchestration.
+  detail::qkv_weights<T, const T*> weights_() const noexcept {
+    const auto bias = [&](const linear<T>& l) { return qkv_bias_ ? l.bias.data() : nullptr; };
+    return {w_query.weight.data(), bias(w_query), w_key.weight.data(), bias(w_key),
+            w_value.weight.data(), bias(w_value), dropout};
+  }
+  /// The module for the orchestration (detail/attention.hpp): one head, no out_proj.
+  auto spec_() const noexcept {
+    return detail::make_spec<T>(d_in_, d_out_, std::size_t{1}, std::size_t{1},
+                                [this](std::size_t) { return weights_(); }, detail::no_out_proj{},
+                                static_cast<T>(std::sqrt(static_cast<T>(d_out_))));
+  }
+  template <class>
+  friend class multi_head_attention_wrapper;
   static std::size_t check_context(std::size_t context_length) {
     if (context_length == 0)
       throw std::invalid_argument("mha::dynamic::causal_attention: context_length must be greater than 0");

@@ -82,38 +82,28 @@ class multi_head_attention : public detail::dynamic_module<multi_head_attention<
       throw std::invalid_argument(std::string(api) + ": context_length must be greater than 0");
     return d_out;
   }
-  void run(const tensor<T>& x, tensor<T>& out, workspace<T>& ws, bool training,
-           std::uint64_t seed) const {
-    const auto s = detail::check_dynamic_input(api, x, d_in_, context_length_);
-    detail::check_dynamic_output(api, x, out, d_out_);
+  /// std::invalid_argument for member layers of other sizes or, in training,
+  /// a dropout outside [0, 1].
+  void check_parameters_(bool training) const {
     if (training) detail::check_dynamic_dropout(api, dropout);
     detail::check_dynamic_linear(api, "w_query", w_query, d_in_, d_out_, qkv_bias_);
     detail::check_dynamic_linear(api, "w_key", w_key, d_in_, d_out_, qkv_bias_);
     detail::check_dynamic_linear(api, "w_value", w_value, d_in_, d_out_, qkv_bias_);
     detail::check_dynamic_linear(api, "out_proj", out_proj, d_out_, d_out_, true);
-    const std::size_t rows = s.batch * s.tokens;
-    ws.reserve_for(rows * d_out_, s.tokens);
-    w_query.apply_rows(x.data(), rows, ws.query.data());
-    w_value.apply_rows(x.data(), rows, ws.value.data());
-    // ws.key holds K transposed, [batch][d_out][tokens] (the fixed twin's fast path);
-    // head h's keys are its rows [h*head_dim, (h+1)*head_dim).
-    w_key.check_parameters();
-    detail::linear_rows_kt(x.data(), s.batch, s.tokens, d_in_, w_key.weight.data(),
-                           qkv_bias_ ? w_key.bias.data() : nullptr, d_out_, ws.key.data());
+  }
+  /// The module for the orchestration (detail/attention.hpp): one group of
+  /// num_heads heads (the weight splits), then out_proj.
+  auto spec_() const noexcept {
+    const auto bias = [&](const linear<T>& l) -> const T* { return qkv_bias_ ? l.bias.data() : nullptr; };
+    const detail::qkv_weights<T, const T*> w{w_query.weight.data(), bias(w_query),
+                                             w_key.weight.data(),   bias(w_key),
+                                             w_value.weight.data(), bias(w_value), dropout};
     const std::size_t hd = head_dim();
-    const std::size_t stride = s.tokens * d_out_;
-    const T divisor = static_cast<T>(std::sqrt(static_cast<T>(hd)));
-    const auto drop = detail::dropout_state<T>::make(dropout, seed, training);
-    using cview = detail::runtime_view<const T>;
-    for (std::size_t h = 0; h < num_heads_; ++h) {
-      const std::size_t off = h * hd;
-      detail::causal_attention_head_kt(cview{ws.query.data(), off, stride, d_out_},
-                                       cview{ws.key.data(), off * s.tokens, stride, s.tokens},
-                                       cview{ws.value.data(), off, stride, d_out_},
-                                       detail::runtime_view<T>{ws.context.data(), off, stride, d_out_},
-                                       s.batch, s.tokens, hd, divisor, drop, h, ws.scores.data());
-    }
-    out_proj.apply_rows(ws.context.data(), rows, out.data());
+    return detail::make_spec<T>(d_in_, hd, num_heads_, std::size_t{1},
+                                [w](std::size_t) { return w; },
+                                detail::out_weights<T, const T*>{out_proj.weight.data(),
+                                                                 out_proj.bias.data()},
+                                static_cast<T>(std::sqrt(static_cast<T>(hd))));
   }
 
   std::size_t d_in_, d_out_, context_length_, num_heads_;

@@ -1,6 +1,7 @@
 // mha/dynamic/multi_head_attention_wrapper.hpp -- MultiHeadAttentionWrapper with run-time sizes.
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>
@@ -77,20 +78,27 @@ class multi_head_attention_wrapper : public detail::dynamic_module<multi_head_at
     return std::vector<causal_attention<T>>(
         num_heads, causal_attention<T>(d_in, d_out, context_length, qkv_bias));
   }
-  void run(const tensor<T>& x, tensor<T>& out, workspace<T>& ws, bool training,
-           std::uint64_t seed) const {
-    const auto s = detail::check_dynamic_input(api, x, d_in_, context_length_);
-    detail::check_dynamic_output(api, x, out, output_width());
+  /// std::invalid_argument for a resized `heads`, heads of other sizes, their
+  /// member layers of other sizes or, in training, a dropout outside [0, 1].
+  void check_parameters_(bool training) const {
     if (heads.size() != num_heads_)
       throw std::invalid_argument(std::string(api) + ": heads holds " +
                                   std::to_string(heads.size()) + " heads, expected num_heads = " +
                                   std::to_string(num_heads_));
-    for (const auto& h : heads)
-      if (h.d_in() != d_in_ || h.d_out() != d_out_ || h.context_length() < s.tokens)
+    for (const auto& h : heads) {
+      if (h.d_in() != d_in_ || h.d_out() != d_out_ || h.context_length() != context_length_ ||
+          h.qkv_bias() != qkv_bias_)
         throw std::invalid_argument(std::string(api) + ": a head has other sizes than the wrapper");
-    for (std::size_t h = 0; h < num_heads_; ++h)
-      heads[h].forward_block(x.data(), s.batch, s.tokens, out.data(), h * d_out_, output_width(), ws,
-                             training, seed, h);
+      h.check_parameters_(training, api);
+    }
+  }
+  /// The module for the orchestration (detail/attention.hpp): num_heads groups
+  /// of one head each, no out_proj (the concatenated context is the output).
+  auto spec_() const noexcept {
+    return detail::make_spec<T>(d_in_, d_out_, num_heads_, num_heads_,
+                                [this](std::size_t g) { return heads[g].weights_(); },
+                                detail::no_out_proj{},
+                                static_cast<T>(std::sqrt(static_cast<T>(d_out_))));
   }
 
   std::size_t d_in_, d_out_, context_length_, num_heads_;

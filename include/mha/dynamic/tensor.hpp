@@ -2,9 +2,11 @@
 #pragma once
 
 #include <cstddef>
+#include <initializer_list>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace mha::dynamic {
@@ -31,14 +33,25 @@ class tensor {
   /// overflows std::size_t.
   explicit tensor(std::vector<std::size_t> shape) : shape_(std::move(shape)) {
     if (shape_.empty()) throw std::invalid_argument("mha::dynamic::tensor: shape must have rank >= 1");
-    std::size_t n = 1;
-    for (const std::size_t e : shape_) {
-      if (e != 0 && n > static_cast<std::size_t>(-1) / e)
-        throw std::invalid_argument("mha::dynamic::tensor: element count overflows std::size_t");
-      n *= e;
-    }
-    values_.assign(n, T(0));
+    values_.assign(element_count(shape_.begin(), shape_.end()), T(0));
   }
+
+  /// Gives the tensor a new shape in the same storage, e.g. a [B][n][d]
+  /// input for another token count n: x.reshape({B, n, d}). Elements up to
+  /// the smaller of the old and new counts keep their row-major positions
+  /// (the first elements), added ones are zero. No allocation when the rank
+  /// is unchanged and the new element count is at most capacity() (what the
+  /// tensor held at its largest); otherwise the storage grows. Throws
+  /// std::invalid_argument for an empty shape or an element count that
+  /// overflows std::size_t (the tensor is then unchanged).
+  void reshape(std::initializer_list<std::size_t> shape) {
+    if (shape.size() == 0) throw std::invalid_argument("mha::dynamic::tensor::reshape: shape must have rank >= 1");
+    const std::size_t n = element_count(shape.begin(), shape.end());
+    shape_.assign(shape.begin(), shape.end());
+    values_.resize(n, T(0));
+  }
+  /// Elements the storage holds without allocating (see reshape).
+  std::size_t capacity() const noexcept { return values_.capacity(); }
 
   /// Shape, outermost dimension first.
   const std::vector<std::size_t>& shape() const noexcept { return shape_; }
@@ -71,6 +84,20 @@ class tensor {
   }
 
  private:
+  /// Product of the extents; std::invalid_argument when it overflows std::size_t.
+  template <class It>
+  static std::size_t element_count(It first, It last) {
+    std::size_t n = 1;
+    bool zero = false;
+    for (It e = first; e != last; ++e) zero = zero || *e == 0;
+    if (zero) return 0;  // empty, whatever the other extents
+    for (It e = first; e != last; ++e) {
+      if (n > static_cast<std::size_t>(-1) / *e)
+        throw std::invalid_argument("mha::dynamic::tensor: element count overflows std::size_t");
+      n *= *e;
+    }
+    return n;
+  }
   std::size_t offset_of(std::initializer_list<std::size_t> index) const {
     if (index.size() != shape_.size())
       throw std::invalid_argument("mha::dynamic::tensor: " + std::to_string(index.size()) +

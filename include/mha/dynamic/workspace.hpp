@@ -8,20 +8,24 @@
 
 namespace mha::dynamic {
 
-/// Intermediates of an mha::dynamic forward call: Q, K, V, the concatenated
-/// context (each [B][N][width]; the keys are stored transposed,
-/// [B][width][N]) and one block of score rows [mha::detail::gemm::mr][N]. Pass the same
-/// workspace to repeated forward(x, out, ws) calls and they allocate only when
-/// a call needs more room than an earlier one.
+/// Intermediates of mha::dynamic forward calls: `storage` holds the queries,
+/// the keys (transposed) and values of a whole-sequence call, and the
+/// concatenated context, of one sequence at a time (a KV-cache call: the
+/// queries and context of all new rows); `scores` one block of
+/// mha::detail::gemm::mr score rows. Pass the same workspace to repeated calls:
+/// the first call sizes it for the module's context_length (and the batch), so
+/// later calls with any token count allocate nothing (a later call with a
+/// larger batch grows it once).
 template <class T>
 struct workspace {
-  std::vector<T> query, key, value, context, scores;
+  std::vector<T> storage;  ///< Q, K^T, V, context (see above)
+  std::vector<T> scores;   ///< gemm::mr rows of up to context_length scores
 
-  /// Grows every buffer to hold `elements` values (scores: gemm::mr * `tokens`).
-  void reserve_for(std::size_t elements, std::size_t tokens) {
-    for (auto* v : {&query, &key, &value, &context})
-      if (v->size() < elements) v->resize(elements);
-    if (scores.size() < detail::gemm::mr * tokens) scores.resize(detail::gemm::mr * tokens);
+  /// Grows `storage` to at least `elements` and `scores` to gemm::mr *
+  /// `keys` elements (allocates only when they are smaller).
+  void reserve_for(std::size_t elements, std::size_t keys) {
+    if (storage.size() < elements) storage.resize(elements);
+    if (scores.size() < detail::gemm::mr * keys) scores.resize(detail::gemm::mr * keys);
   }
 };
 

@@ -1,0 +1,315 @@
+// mha/detail/attention.hpp -- the one forward orchestration behind every
+// attention module, fixed-size and mha::dynamic:
+//
+//   for each group g of heads:   Q_g = x W_query_g^T (+ b),  K_g, V_g likewise
+//                                 (K stored transposed, at the store's positions)
+//   for each head h:              C_h = causal softmax(Q_h K_h^T / sqrt(head_dim)) V_h
+//                                 (queries at positions offset.., keys 0..position)
+//   out = C out_proj^T + b        (or out = C when the module has no out_proj)
+//
+// A module describes itself by an attention_spec: its sizes (each a size_c or
+// a std::size_t, see sizes.hpp), its heads' Q/K/V weights by group (the book's
+// MultiHeadAttention and the fused module: one group whose weight rows are all
+// heads, so one product serves all heads; the wrapper: one group per head),
+// its out_proj or none, the score divisor and the dropout probability. The
+// orchestration then takes one of the paths below; every path performs, per
+// output element, the same operations in the same order, so they give the
+// same bits (the decode path excepted, see gemv.hpp):
+//
+//  * simple: constant evaluation, and small constant shapes at run time
+//    (project_rows' loops, attention_head_simple);
+//  * token-major: float inference with compile-time sizes on at most
+//    token_major::max_tokens tokens (token_major.hpp);
+//  * blocked: everything else (gemm.hpp tiles, attention_head_blocked), one
+//    sequence at a time;
+//  * decode: a KV-cache call on at most decode_rows token rows in all:
+//    matrix-vector projections that read every weight once (gemv.hpp), then
+//    the blocked heads over the cache.
+//
+// Keys and values live in a store: the workspace for a whole-sequence forward,
+// a KV cache for a cached one. Per sequence, K^T is [width][ldk] (key j's
+// component f at kt[f * ldk + j]: scores are vectorised along keys) and V is
+// [ldk][width] (row j at v[j * width]: the context is vectorised along
+// head_dim); head h's part is rows (K^T) / columns (V) [h*head_dim, (h+1)*head_dim).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+#include <mha/detail/dropout.hpp>
+#include <mha/detail/gemm.hpp>
+#include <mha/detail/gemv.hpp>
+#include <mha/detail/kernels.hpp>
+#include <mha/detail/sizes.hpp>
+#include <mha/detail/token_major.hpp>
+
+namespace mha::detail {
+
+/// The Q/K/V weights of one group of heads: each [group_width][d_in] in the
+/// nn.Linear layout, contiguous rows; biases as the kernels take them
+/// (present_bias, nullptr_t or const T*); the group's dropout probability.
+template <class T, class Bias>
+struct qkv_weights {
+  const T* query;
+  Bias query_bias;
+  const T* key;
+  Bias key_bias;
+  const T* value;
+  Bias value_bias;
+  T dropout;
+};
+
+/// out_proj: weight [width][width] (nn.Linear layout), bias [width].
+template <class T, class Bias>
+struct out_weights {
+  const T* weight;
+  Bias bias;
+};
+/// The module has no out_proj: the concatenated context is the output.
+struct no_out_proj {};
+
+/// One attention module as the orchestration sees it. DIn, HeadDim, NumHeads
+/// and Groups are size_c or std::size_t; Groups divides NumHeads.
+/// `group(g)` returns the qkv_weights of heads [g * heads_per_group, ...),
+/// which produce columns [g * group_width, (g+1) * group_width) of Q, K, V
+/// (g a size_c in the fixed-size modules' fold, a std::size_t otherwise).
+template <class T, class DIn, class HeadDim, class NumHeads, class Groups, class GroupFn,
+          class OutProj>
+struct attention_spec {
+  using value_type = T;
+  DIn d_in;
+  HeadDim head_dim;
+  NumHeads num_heads;
+  Groups groups;
+  GroupFn group;
+  OutProj out_proj;  ///< out_weights, or no_out_proj
+  T divisor;         ///< sqrt(head_dim) as a T
+  static constexpr bool has_out_proj = !std::is_same_v<OutProj, no_out_proj>;
+  /// num_heads * head_dim: the width of Q, K, V, the context and the output.
+  constexpr auto width() const noexcept { return size_mul(head_dim, num_heads); }
+  constexpr auto group_width() const noexcept { return size_div(width(), groups); }
+};
+
+template <class T, class DIn, class HeadDim, class NumHeads, class Groups, class GroupFn,
+          class OutProj>
+constexpr auto make_spec(DIn d_in, HeadDim head_dim, NumHeads num_heads, Groups groups,
+                         GroupFn group, OutProj out_proj, T divisor) noexcept {
+  return attention_spec<T, DIn, HeadDim, NumHeads, Groups, GroupFn, OutProj>{
+      d_in, head_dim, num_heads, groups, group, out_proj, divisor};
+}
+
+/// Most token rows (batch * new tokens) of a cached call that take the
+/// matrix-vector decode path; more take the blocked kernels.
+inline constexpr std::size_t decode_rows = 8;
+
+/// Keys and values of `batch` sequences: sequence b's K^T at key_t + b *
+/// batch_stride ([width][ldk]) and its V at value + b * batch_stride
+/// ([ldk][width]).
+template <class T>
+struct kv_store {
+  T* key_t;
+  T* value;
+  std::size_t ldk;           ///< positions per sequence (capacity)
+  std::size_t batch_stride;  ///< elements per sequence (width * ldk)
+};
+
+/// Scratch of the forward calls, all in the caller's workspace except the
+/// score rows (scores: gemm::mr rows of ld_scores elements).
+template <class T>
+struct attention_scratch {
+  T* query;    ///< [rows][width]
+  T* context;  ///< [rows][width]
+  T* scores;
+  std::size_t ld_scores;
+};
+
+/// Q/K/V projections, attention and out_proj of one sequence: n token rows of
+/// x (row stride d_in) at positions offset .. offset+n-1 of the store (K^T
+/// rows of stride ldk, V rows of stride width), output rows of stride width.
+/// Blocked path unless `simple` (constant evaluation or small constant shapes).
+template <class Spec, class N>
+constexpr void sequence_forward(const Spec& s, const typename Spec::value_type* x, N n,
+                                typename Spec::value_type* out, typename Spec::value_type* kt,
+                                std::size_t ldk, typename Spec::value_type* v, std::size_t offset,
+                                const attention_scratch<typename Spec::value_type>& scratch,
+                                bool simple, bool training, std::uint64_t seed,
+                                std::size_t b) noexcept {
+  using T = typename Spec::value_type;
+  const auto width = s.width();
+  const auto gw = s.group_width();
+  const auto hpg = size_div(s.num_heads, s.groups);
+  for_each_index(s.groups, [&](auto g) {
+    const auto w = s.group(g);
+    const std::size_t c0 = g * gw;
+    project_rows(x, s.d_in, n, s.d_in, w.query, w.query_bias, gw, scratch.query + c0, width);
+    project_rows_t(x, s.d_in, n, s.d_in, w.key, w.key_bias, gw, kt + c0 * ldk + offset, ldk);
+    project_rows(x, s.d_in, n, s.d_in, w.value, w.value_bias, gw, v + offset * width + c0, width);
+  });
+  T* const context = Spec::has_out_proj ? scratch.context : out;
+  for_each_index(s.groups, [&](auto g) {
+    const auto drop = dropout_state<T>::make(s.group(g).dropout, seed, training);
+    for_each_index(hpg, [&](auto hh) {
+      const std::size_t h = g * hpg + hh;
+      const std::size_t c = h * s.head_dim;
+      const head_operands<T> op{scratch.query + c, width, kt + c * ldk, ldk,
+                                v + c,             width, context + c,  width};
+      if (simple) {
+        attention_head_simple<small_sizes<N, decltype(s.head_dim)>>(op, n, offset, s.head_dim,
+                                                                    s.divisor, drop, b, h,
+                                                                    scratch.scores);
+      } else {
+        attention_head_blocked(op, n, offset, s.head_dim, s.divisor, drop, b, h, scratch.scores,
+                               scratch.ld_scores);
+      }
+    });
+  });
+  if constexpr (Spec::has_out_proj)
+    project_rows(context, width, n, width, s.out_proj.weight, s.out_proj.bias, width, out, width);
+}
+
+/// True when the token-major path serves this spec at run time (float
+/// inference, every size a compile-time constant) for up to MaxTokens tokens.
+template <class Spec, std::size_t MaxTokens>
+consteval bool token_major_serves() {
+  if constexpr (!std::is_same_v<typename Spec::value_type, float>) {
+    return false;
+  } else {
+    return is_size_c<decltype(Spec::d_in)> && is_size_c<decltype(Spec::head_dim)> &&
+           is_size_c<decltype(Spec::num_heads)> && is_size_c<decltype(Spec::groups)>;
+  }
+}
+
+/// The token-major forward for a run-time token count n <= MaxTokens (n <=
+/// token_major::max_tokens): token vectors of width_for(n) lanes.
+template <std::size_t MaxTokens, class Spec, class Batch>
+inline void token_major_runtime(const Spec& s, Batch batch, std::size_t n, const float* x,
+                                std::size_t x_batch, float* out, std::size_t out_batch,
+                                float* ws) noexcept {
+  constexpr std::size_t L = simd::lanes<float>;
+  switch (token_major::width_for<float>(n)) {
+    case 4:
+      token_major::forward<float, 4, MaxTokens>(s, batch, n, x, x_batch, out, out_batch, ws);
+      break;
+    case 8:
+      if constexpr (L >= 8)
+        token_major::forward<float, 8, MaxTokens>(s, batch, n, x, x_batch, out, out_batch, ws);
+      break;
+    default:
+      if constexpr (L >= 16)
+        token_major::forward<float, 16, MaxTokens>(s, batch, n, x, x_batch, out, out_batch, ws);
+      break;
+  }
+}
+
+/// Whole-sequence causal forward of `batch` sequences of n tokens: x
+/// [batch][..][d_in] (sequence b at x + b * x_batch, its first n rows read),
+/// out (sequence b at out + b * out_batch, its first n rows written).
+/// `n` is a size_c (the compile-time forward) or a run-time count <= MaxTokens
+/// (forward(x, n, out, ws)); both give the same bits for the same n. `ws`:
+/// the module's workspace storage, laid out as workspace_layout says.
+/// `scores`: gemm::mr * MaxTokens elements.
+template <std::size_t MaxTokens, class Spec, class Batch, class N>
+constexpr void forward_sequence(const Spec& s, const typename Spec::value_type* x,
+                                std::size_t x_batch, Batch batch, N n,
+                                typename Spec::value_type* out, std::size_t out_batch,
+                                typename Spec::value_type* ws, typename Spec::value_type* scores,
+                                bool training, std::uint64_t seed) noexcept {
+  using T = typename Spec::value_type;
+  if constexpr (token_major_serves<Spec, MaxTokens>()) {
+    if (!std::is_constant_evaluated() && !training) {
+      if constexpr (is_size_c<N>) {
+        if constexpr (N::value <= token_major::max_tokens) {
+          token_major::forward<T, token_major::width<T, N::value>, N::value>(s, batch, n, x, x_batch,
+                                                                           out, out_batch, ws);
+          return;
+        }
+      } else if (n <= token_major::max_tokens) {
+        constexpr std::size_t tm_max =
+            MaxTokens < token_major::max_tokens ? MaxTokens : token_major::max_tokens;
+        token_major_runtime<tm_max>(s, batch, n, x, x_batch, out, out_batch, ws);
+        return;
+      }
+    }
+  }
+  // Q [n][width], K^T [width][n], V [n][width], context [n][width] of one
+  // sequence at a time (the working set of one sequence).
+  const std::size_t width = s.width();
+  const std::size_t block = static_cast<std::size_t>(n) * width;
+  const attention_scratch<T> scratch{ws, ws + 3 * block, scores, static_cast<std::size_t>(n)};
+  // (not const: a const bool's initialiser would be manifestly constant-evaluated)
+  bool simple = small_sizes<decltype(size_mul(batch, n)), decltype(s.d_in), decltype(s.width())>;
+  if (std::is_constant_evaluated()) simple = true;
+  for (std::size_t b = 0; b < batch; ++b)
+    sequence_forward(s, x + b * x_batch, n, out + b * out_batch, ws + block, n, ws + 2 * block, 0,
+                     scratch, simple, training, seed, b);
+}
+
+/// KV-cache forward: n new tokens of each of `batch` sequences (rows as in
+/// forward_sequence) appended to `store` at positions offset .. offset+n-1,
+/// each attending to positions 0..its own. Inference only. ws: at least 2 *
+/// max(batch * n, n) * width elements (queries and context of all rows);
+/// scores: gemm::mr rows of ld_scores >= offset + n elements.
+template <class Spec, class Batch>
+inline void forward_cached(const Spec& s, const typename Spec::value_type* x, std::size_t x_batch,
+                           Batch batch, std::size_t n, typename Spec::value_type* out,
+                           std::size_t out_batch, const kv_store<typename Spec::value_type>& store,
+                           std::size_t offset, typename Spec::value_type* ws,
+                           typename Spec::value_type* scores, std::size_t ld_scores) noexcept {
+  using T = typename Spec::value_type;
+  const std::size_t width = s.width();
+  const std::size_t m = batch * n;
+  if (m > decode_rows) {
+    const attention_scratch<T> scratch{ws, ws + n * width, scores, ld_scores};
+    for (std::size_t b = 0; b < batch; ++b)
+      sequence_forward(s, x + b * x_batch, n, out + b * out_batch,
+                       store.key_t + b * store.batch_stride, store.ldk,
+                       store.value + b * store.batch_stride, offset, scratch, false, false, 0, b);
+    return;
+  }
+  // Decode: all m rows' projections in one pass over each weight.
+  T* const query = ws;
+  T* const context = ws + m * width;
+  const T* xr[decode_rows];
+  T* qr[decode_rows];
+  T* kr[decode_rows];
+  T* vr[decode_rows];
+  T* cr[decode_rows];
+  T* orow[decode_rows];
+  for (std::size_t b = 0; b < batch; ++b)
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::size_t r = b * n + i;
+      xr[r] = x + b * x_batch + i * s.d_in;
+      qr[r] = query + r * width;
+      kr[r] = store.key_t + b * store.batch_stride + offset + i;
+      vr[r] = store.value + b * store.batch_stride + (offset + i) * width;
+      cr[r] = context + r * width;
+      orow[r] = out + b * out_batch + i * width;
+    }
+  const std::size_t gw = s.group_width();
+  for_each_index(s.groups, [&](auto g) {
+    const auto w = s.group(g);
+    const std::size_t c0 = g * gw;
+    gemv::project<T>(m, xr, s.d_in, w.query, bias_pointer<T>(w.query_bias), gw, qr, c0, 1);
+    gemv::project<T>(m, xr, s.d_in, w.key, bias_pointer<T>(w.key_bias), gw, kr, c0, store.ldk);
+    gemv::project<T>(m, xr, s.d_in, w.value, bias_pointer<T>(w.value_bias), gw, vr, c0, 1);
+  });
+  const dropout_state<T> no_dropout{};
+  for (std::size_t b = 0; b < batch; ++b) {
+    T* const ctx = Spec::has_out_proj ? context + b * n * width : out + b * out_batch;
+    const T* const kt = store.key_t + b * store.batch_stride;
+    const T* const v = store.value + b * store.batch_stride;
+    for_each_index(s.num_heads, [&](auto h) {
+      const std::size_t c = h * s.head_dim;
+      const head_operands<T> op{query + b * n * width + c, width, kt + c * store.ldk, store.ldk,
+                                v + c,                     width, ctx + c,            width};
+      attention_head_blocked(op, n, offset, s.head_dim, s.divisor, no_dropout, b, h, scores,
+                             ld_scores);
+    });
+  }
+  if constexpr (Spec::has_out_proj)
+    gemv::project<T>(m, cr, width, s.out_proj.weight, bias_pointer<T>(s.out_proj.bias), width,
+                     orow, 0, 1);
+}
+
+}  // namespace mha::detail

@@ -1,0 +1,82 @@
+// mha/dynamic/kv_cache.hpp -- keys and values of earlier tokens, run-time sizes.
+#pragma once
+
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <mha/detail/attention.hpp>
+
+namespace mha::dynamic {
+
+/// The runtime-sized twin of mha::kv_cache: the cached keys and values of
+/// `batch` sequences for one mha::dynamic attention module, room for its
+/// context_length tokens each, same layout (per sequence K^T
+/// [width][capacity] and V [capacity][width], width = num_heads * head_dim;
+/// see docs/streaming.md). Allocates its storage once, in the constructor.
+///
+///   mha::dynamic::kv_cache<float> cache(model, batch);
+///   model.forward(x, out, cache, ws);   // x [batch][n][d_in], any n >= 1
+///
+/// Errors: the constructor throws std::invalid_argument for batch 0. The
+/// module's forward throws std::invalid_argument when the cache was made for a
+/// module of other sizes or another batch, std::length_error when it is full.
+/// Precondition of truncate(n): n <= size() (std::out_of_range otherwise).
+template <class T>
+class kv_cache {
+ public:
+  using value_type = T;
+
+  /// An empty cache for `batch` sequences of `model` (any mha::dynamic
+  /// attention module: it reads output_width() and context_length()).
+  template <class Module>
+  kv_cache(const Module& model, std::size_t batch)
+      : batch_(check_batch(batch)),
+        width_(model.output_width()),
+        capacity_(model.context_length()),
+        key_t_(batch * width_ * capacity_),
+        value_(batch * width_ * capacity_) {}
+
+  /// Tokens cached per sequence (the position of the next token).
+  std::size_t size() const noexcept { return size_; }
+  /// Tokens each sequence can hold (the module's context_length).
+  std::size_t capacity() const noexcept { return capacity_; }
+  /// Sequences.
+  std::size_t batch() const noexcept { return batch_; }
+  /// Key/value features per token (num_heads * head_dim).
+  std::size_t width() const noexcept { return width_; }
+  /// Forgets every token (storage kept).
+  void clear() noexcept { size_ = 0; }
+  /// Keeps the first n tokens. Throws std::out_of_range if n > size().
+  void truncate(std::size_t n) {
+    if (n > size_)
+      throw std::out_of_range("mha::dynamic::kv_cache::truncate: n = " + std::to_string(n) +
+                              " exceeds size() = " + std::to_string(size_));
+    size_ = n;
+  }
+  /// Sequence b's keys, transposed: [width][capacity].
+  const T* keys_transposed(std::size_t b) const noexcept {
+    return key_t_.data() + b * width_ * capacity_;
+  }
+  /// Sequence b's values: [capacity][width].
+  const T* values(std::size_t b) const noexcept { return value_.data() + b * capacity_ * width_; }
+
+  /// The storage as the orchestration takes it (for the modules).
+  detail::kv_store<T> store_() noexcept {
+    return {key_t_.data(), value_.data(), capacity_, width_ * capacity_};
+  }
+  /// Records n appended tokens (for the modules).
+  void grow_(std::size_t n) noexcept { size_ += n; }
+
+ private:
+  static std::size_t check_batch(std::size_t batch) {
+    if (batch == 0) throw std::invalid_argument("mha::dynamic::kv_cache: batch must be greater than 0");
+    return batch;
+  }
+  std::size_t batch_, width_, capacity_;
+  std::vector<T> key_t_, value_;
+  std::size_t size_ = 0;
+};
+
+}  // namespace mha::dynamic

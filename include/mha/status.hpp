@@ -1,0 +1,27 @@
+// mha/status.hpp -- result of the fixed-size calls that take run-time counts.
+#pragma once
+
+namespace mha {
+
+/// Result of the fixed-size forward calls whose token count is a run-time
+/// value (`forward(x, n, out, ws)`, `forward(x, n, out, cache, ws)`). They are
+/// noexcept and return it [[nodiscard]]. On any value but `ok` the call has
+/// written nothing (neither the output nor the KV cache), so the caller can
+/// go on with the same objects.
+enum class status {
+  ok,               ///< the call did its work
+  bad_token_count,  ///< n == 0, or n larger than the input tensor's token extent
+  cache_full,       ///< the KV cache cannot hold n more tokens (size() + n > capacity)
+};
+
+/// "ok", "bad_token_count" or "cache_full".
+constexpr const char* to_string(status s) noexcept {
+  switch (s) {
+    case status::ok: return "ok";
+    case status::bad_token_count: return "bad_token_count";
+    case status::cache_full: return "cache_full";
+  }
+  return "unknown";
+}
+
+}  // namespace mha
