@@ -18,6 +18,7 @@
 
 #include "common.hpp"
 #include "eigen_impl.hpp"
+#include "streaming.hpp"
 #if MHA_BENCH_HAVE_TORCH
 #include "torch_impl.hpp"
 #endif
@@ -276,6 +277,7 @@ int main(int argc, char** argv) {
   bench::add_config<1, 128, 256, 256, 8>("mid", report);
   bench::add_config<1, 1024, 768, 768, 12>("gpt2", report);
   bench::add_config<8, 1024, 768, 768, 12>("gpt2_b8", report);
+  bench::register_streaming(report);
   for (const auto& line : report) std::printf("%s\n", line.c_str());
   std::fflush(stdout);
 

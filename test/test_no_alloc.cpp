@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <new>
 #include <random>
+#include <type_traits>
 #include <vector>
 
 #include <mha/mha.hpp>
@@ -87,6 +88,31 @@ std::size_t allocations_during(F&& f) {
   return allocations.load() - before;
 }
 
+/// The run-time-count and KV-cache calls of a fixed-size module allocate nothing.
+template <class M, std::size_t B, std::size_t N>
+void check_streaming_no_allocation(const M& m, std::mt19937& rng) {
+  using T = typename M::value_type;
+  mha::tensor<T, B, N, M::d_in> x{};
+  mha_test::fill_uniform(x, rng, 2.0);
+  mha::tensor<T, B, N, M::output_width> out{};
+  static typename M::template workspace<B, N> ws{};
+  static typename M::template kv_cache<B> cache{};
+  cache.clear();
+  for (const std::size_t n : {std::size_t{1}, N, N / 2 + 1})
+    CHECK(allocations_during([&] { keep(m.forward(x, n, out, ws)); keep(out); }) == 0);
+  // prefill, decode steps, a rollback and a multi-token step, then the error statuses
+  CHECK(allocations_during([&] { keep(m.forward(x, N / 2 + 1, out, cache, ws)); keep(out); }) == 0);
+  CHECK(allocations_during([&] { keep(m.forward(x, 1, out, cache, ws)); keep(out); }) == 0);
+  cache.truncate(1);
+  CHECK(allocations_during([&] { keep(m.forward(x, N - 1, out, cache, ws)); keep(out); }) == 0);
+  CHECK(allocations_during([&] { keep(m.forward(x, 0, out, cache, ws)); }) == 0);
+  CHECK(allocations_during([&] { keep(m.forward(x, N, out, cache, ws)); }) == 0);
+  CHECK(cache.size() == N);
+  bool nonzero = false;
+  for (const T v : out) nonzero = nonzero || v != T(0);
+  REQUIRE(nonzero);
+}
+
 template <class M, std::size_t B, std::size_t N>
 void check_no_allocation(unsigned seed) {
   using T = typename M::value_type;
@@ -95,6 +121,7 @@ void check_no_allocation(unsigned seed) {
   static M m{};  // static storage, like an embedded model
   mha_test::randomize(m, rng);
   mha_test::set_dropout(m, T(0.3));
+  check_streaming_no_allocation<M, B, N>(m, rng);
   mha::tensor<T, B, N, M::d_in> x{};
   mha_test::fill_uniform(x, rng, 2.0);
   mha::tensor<T, N, M::d_in> x2{};
@@ -159,6 +186,52 @@ TEST_CASE("fixed-size forward passes allocate nothing", "[no_alloc]") {
     check_no_allocation<mha::multi_head_attention<float, 5, 6, 8, 3, true>, 2, 8>(5);
     check_no_allocation<mha::multi_head_attention<double, 16, 32, 64, 4, false>, 2, 64>(6);
   }
+  SECTION("fused_multi_head_attention") {
+    std::mt19937 rng(7);
+    static mha::multi_head_attention<float, 5, 6, 12, 3, true> m{};
+    mha_test::randomize(m, rng);
+    static const auto f = mha::fuse_qkv(m);
+    check_streaming_no_allocation<std::remove_const_t<decltype(f)>, 2, 8>(f, rng);
+    mha::tensor<float, 2, 8, 5> x{};
+    mha_test::fill_uniform(x, rng, 2.0);
+    static decltype(f)::workspace<2, 8> ws{};
+    mha::tensor<float, 2, 8, 6> out{};
+    CHECK(allocations_during([&] { f.forward(x, out, ws); keep(out); }) == 0);
+  }
+}
+
+TEST_CASE("mha::dynamic KV-cache calls allocate nothing after the first, whatever n", "[no_alloc]") {
+  std::mt19937 rng(3);
+  mha::multi_head_attention<float, 4, 6, 16, 3, true> m{};
+  mha_test::randomize(m, rng);
+  const auto dyn = mha_test::to_dynamic(m);
+  mha::dynamic::kv_cache<float> cache(dyn, 2);
+  mha::dynamic::workspace<float> ws;
+  mha::dynamic::tensor<float> x({2, 1, 4}), out({2, 1, 6});
+  for (auto& v : x) v = 0.5f;
+  dyn.forward(x, out, cache, ws);  // the first call sizes ws for context_length
+  // growing and shrinking n: x and out keep their storage (reshape), ws its size
+  x.reshape({2, 8, 4});
+  out.reshape({2, 8, 6});
+  x.reshape({2, 1, 4});
+  out.reshape({2, 1, 6});
+  for (const std::size_t n : {1, 5, 1, 7, 1}) {
+    CHECK(allocations_during([&] {
+            x.reshape({2, n, 4});
+            out.reshape({2, n, 6});
+            dyn.forward(x, out, cache, ws);
+            keep(out);
+          }) == 0);
+  }
+  CHECK(cache.size() == 16);
+  cache.truncate(3);
+  CHECK(allocations_during([&] {
+          x.reshape({2, 2, 4});
+          out.reshape({2, 2, 6});
+          dyn.forward(x, out, cache, ws);
+          dyn.forward(x, out, ws);  // the whole-sequence forward with another n
+          keep(out);
+        }) == 0);
 }
 
 TEST_CASE("mha::dynamic forward(x, out, ws) reuses a large-enough workspace", "[no_alloc]") {

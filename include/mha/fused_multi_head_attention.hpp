@@ -24,17 +24,20 @@ namespace mha {
 /// 0, 1, 2 are W_query, W_key and W_value ([DOut][DIn] each, PyTorch layout),
 /// and bias [3*DOut] (query, key, value blocks) when QkvBias.
 ///
-///   QKV = x w_qkv.weight^T (+ w_qkv.bias)      [B][N][3*DOut], ONE product
-///   Q, K, V = column blocks 0, 1, 2 of QKV      (compile-time views, no copy)
+///   Q, K, V = x W^T (+ b) with W the row blocks 0, 1, 2 of w_qkv.weight
+///   (read in place: one product each, over contiguous rows, no copy)
 ///   head h: columns [h*head_dim, (h+1)*head_dim) of Q, K, V; then as
 ///   multi_head_attention: causal softmax(Q_h K_h^T / sqrt(head_dim)) V_h,
 ///   concatenated and projected by out_proj.
 ///
+/// It runs the same orchestration and kernels as multi_head_attention
+/// (detail/attention.hpp: the token-major and register-tiled paths, the
+/// run-time-count and KV-cache calls) and gives the same bits.
+///
 /// W_query/W_key/W_value are views of the fused storage: w_query(), w_key(),
 /// w_value() return [DOut][DIn] block_views (a weight split with 3 blocks), and
 /// head_weights<H>() head H's [head_dim][DIn] rows of each. Results are
-/// bit-identical to multi_head_attention with the same weights: every output
-/// feature is the same dot product in the same order (shared kernels).
+/// bit-identical to multi_head_attention with the same weights.
 ///
 /// Members: `w_qkv` (linear<T, DIn, 3*DOut, QkvBias>), `out_proj`
 /// (linear<T, DOut, DOut, true>), `dropout`. An aggregate; value-initialised

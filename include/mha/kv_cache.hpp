@@ -21,14 +21,16 @@ struct kv_cache_access;
 /// multi_head_attention_wrapper: every head's keys and values, head h in
 /// features [h*d_out, (h+1)*d_out)).
 ///
-/// Layout (docs/streaming.md): per sequence, the keys transposed, K^T
-/// [Width][Capacity] (key j's feature f at f * Capacity + j: a decode step's
-/// scores read each head's keys as contiguous vectors along the tokens), then
-/// the values V [Capacity][Width] (token j's values contiguous: the context
-/// is a sum of value rows). All sequences hold the same number of tokens,
-/// size(). No heap: 2 * Batch * Width * Capacity elements inline (GPT-2 small
-/// with ContextLength 1024: 6 MiB per sequence in float), so put a large cache
-/// in static storage or std::make_unique. Value-initialise it
+/// Layout (docs/streaming.md), per sequence: the keys transposed, K^T
+/// [Width][Capacity] (key j's feature f at f * Capacity + j; head h's keys are
+/// rows [h*head_dim, (h+1)*head_dim), so a decode step's scores read each head's
+/// keys as contiguous vectors along the positions), and the values per head,
+/// V [num_heads][Capacity][head_dim] (head h's value of token j at
+/// (h * Capacity + j) * head_dim: one head's values are one contiguous block,
+/// read once per step). All sequences hold the same number of tokens, size().
+/// No heap: 2 * Batch * Width * Capacity elements inline (GPT-2 small with
+/// ContextLength 1024: 6 MiB per sequence in float), so put a large cache in
+/// static storage or std::make_unique. Value-initialise it
 /// (`M::kv_cache<1> c{};`): an empty cache.
 ///
 /// Preconditions: truncate(n) with n <= size() (checked by MHA_ASSERT in
@@ -55,7 +57,7 @@ class kv_cache {
   constexpr const T* keys_transposed(std::size_t b) const noexcept {
     return key_t_ + b * Width * Capacity;
   }
-  /// Sequence b's values: [Capacity][Width] (positions >= size() unspecified).
+  /// Sequence b's values: [num_heads][Capacity][head_dim] (positions >= size() unspecified).
   constexpr const T* values(std::size_t b) const noexcept { return value_ + b * Capacity * Width; }
 
  private:

@@ -26,15 +26,20 @@ namespace mha {
 ///   context_h = dropout(softmax(mask(Q_h K_h^T) / sqrt(head_dim))) V_h  -> same columns of C
 ///   forward(x) = C out_proj.weight^T + out_proj.bias          [B][N][DOut]
 ///
-/// head_dim = DOut / NumHeads. The per-head attention is a fold expression over
-/// std::index_sequence<0..NumHeads-1>; each head reads its block of Q/K/V and
-/// writes its block of the concatenated context C through views that carry only
-/// a pointer (offset and strides are in the type), so neither the split nor the
-/// concatenation copies anything. At run time, float inference on at most
+/// head_dim = DOut / NumHeads. The forward is the one orchestration of every
+/// module (detail/attention.hpp): one product per projection serves all heads
+/// (the weight splits), and the per-head attention is a fold expression over
+/// std::index_sequence<0..NumHeads-1> whose head offsets are compile-time
+/// constants, reading its block of Q/K/V and writing its block of the
+/// concatenated context C in place, so neither the split nor the concatenation
+/// copies anything. At run time, float inference on at most
 /// detail::token_major::max_tokens (256) tokens runs the token-major
 /// formulation (detail/token_major.hpp: transposed intermediates, weights read
 /// in place); everything else runs the register-tiled kernels one sequence at
-/// a time. All paths give the same bits as mha::dynamic. See docs/design.md.
+/// a time. All paths give the same bits as mha::dynamic. Besides forward(x):
+/// forward(x, n, out, ws) for a run-time token count and forward(x, n, out,
+/// cache, ws) with a KV cache (kv_cache<B>, docs/streaming.md). See
+/// docs/design.md.
 ///
 /// Members: `w_query`, `w_key`, `w_value` (linear<T, DIn, DOut, QkvBias>),
 /// `out_proj` (linear<T, DOut, DOut, true>), `dropout` (probability, training
@@ -84,9 +89,10 @@ struct multi_head_attention {
   /// sqrt(head_dim) as a T: the scores are divided by it.
   static constexpr T score_divisor = detail::sqrt(static_cast<T>(layout_head_dim_));
 
-  // Head layout introspection. Q, K, V and the concatenated context C live in
-  // the workspace, each [Batch][Tokens][DOut] row-major; head H owns columns
+  // Head layout introspection, in the book's logical [Batch][Tokens][DOut]
+  // Q, K, V and concatenated context C: head H owns columns
   // [H*head_dim, (H+1)*head_dim) of every row of each (book section 3.6.2).
+  // (At run time K is stored transposed, see key_offset.)
   /// Elements between consecutive token rows of Q, K and V (= DOut).
   static constexpr std::size_t qkv_row_stride = DOut;
   /// Elements between consecutive token rows of the context C (= DOut).
@@ -110,9 +116,9 @@ struct multi_head_attention {
   template <std::size_t H>
   static constexpr std::size_t query_offset = head_column_offset_<H>();
   /// Column offset of head H's block in a row of K (= H * head_dim) in the
-  /// book's logical [Batch][Tokens][DOut] K (and in the constant-evaluation
-  /// path). At run time the workspace stores K transposed, [Batch][DOut][Tokens],
-  /// where head H's keys are the rows [H*head_dim, (H+1)*head_dim) instead.
+  /// book's logical [Batch][Tokens][DOut] K. The workspace and the KV cache
+  /// store K transposed, [DOut][positions] per sequence, where head H's keys
+  /// are the rows [H*head_dim, (H+1)*head_dim) instead.
   template <std::size_t H>
   static constexpr std::size_t key_offset = head_column_offset_<H>();
   /// Column offset of head H's block in a row of V (= H * head_dim).

@@ -22,15 +22,16 @@
 //    token_major::max_tokens tokens (token_major.hpp);
 //  * blocked: everything else (gemm.hpp tiles, attention_head_blocked), one
 //    sequence at a time;
-//  * decode: a KV-cache call on at most decode_rows token rows in all:
+//  * decode: a KV-cache call of at most decode_rows new tokens per sequence:
 //    matrix-vector projections that read every weight once (gemv.hpp), then
 //    the blocked heads over the cache.
 //
 // Keys and values live in a store: the workspace for a whole-sequence forward,
 // a KV cache for a cached one. Per sequence, K^T is [width][ldk] (key j's
-// component f at kt[f * ldk + j]: scores are vectorised along keys) and V is
-// [ldk][width] (row j at v[j * width]: the context is vectorised along
-// head_dim); head h's part is rows (K^T) / columns (V) [h*head_dim, (h+1)*head_dim).
+// component f at kt[f * ldk + j]: scores are vectorised along keys; head h's
+// keys are rows [h*head_dim, (h+1)*head_dim)) and V is [num_heads][ldk][head_dim]
+// (head h's value of key j at v[(h * ldk + j) * head_dim]: the context is
+// vectorised along head_dim, and one head's values are one contiguous block).
 #pragma once
 
 #include <cstddef>
@@ -99,13 +100,13 @@ constexpr auto make_spec(DIn d_in, HeadDim head_dim, NumHeads num_heads, Groups 
       d_in, head_dim, num_heads, groups, group, out_proj, divisor};
 }
 
-/// Most token rows (batch * new tokens) of a cached call that take the
-/// matrix-vector decode path; more take the blocked kernels.
+/// Most new tokens per sequence of a cached call that take the matrix-vector
+/// decode path; more take the blocked kernels.
 inline constexpr std::size_t decode_rows = 8;
 
 /// Keys and values of `batch` sequences: sequence b's K^T at key_t + b *
 /// batch_stride ([width][ldk]) and its V at value + b * batch_stride
-/// ([ldk][width]).
+/// ([num_heads][ldk][head_dim]).
 template <class T>
 struct kv_store {
   T* key_t;
@@ -144,7 +145,12 @@ constexpr void sequence_forward(const Spec& s, const typename Spec::value_type* 
     const std::size_t c0 = g * gw;
     project_rows(x, s.d_in, n, s.d_in, w.query, w.query_bias, gw, scratch.query + c0, width);
     project_rows_t(x, s.d_in, n, s.d_in, w.key, w.key_bias, gw, kt + c0 * ldk + offset, ldk);
-    project_rows(x, s.d_in, n, s.d_in, w.value, w.value_bias, gw, v + offset * width + c0, width);
+    for_each_index(hpg, [&](auto hh) {  // V: one block per head
+      const std::size_t h = g * hpg + hh;
+      project_rows(x, s.d_in, n, s.d_in, w.value + hh * s.head_dim * s.d_in,
+                   bias_offset(w.value_bias, hh * s.head_dim), s.head_dim,
+                   v + (h * ldk + offset) * s.head_dim, s.head_dim);
+    });
   });
   T* const context = Spec::has_out_proj ? scratch.context : out;
   for_each_index(s.groups, [&](auto g) {
@@ -153,7 +159,7 @@ constexpr void sequence_forward(const Spec& s, const typename Spec::value_type* 
       const std::size_t h = g * hpg + hh;
       const std::size_t c = h * s.head_dim;
       const head_operands<T> op{scratch.query + c, width, kt + c * ldk, ldk,
-                                v + c,             width, context + c,  width};
+                                v + h * ldk * s.head_dim, s.head_dim, context + c, width};
       if (simple) {
         attention_head_simple<small_sizes<N, decltype(s.head_dim)>>(op, n, offset, s.head_dim,
                                                                     s.divisor, drop, b, h,
@@ -187,18 +193,22 @@ inline void token_major_runtime(const Spec& s, Batch batch, std::size_t n, const
                                 std::size_t x_batch, float* out, std::size_t out_batch,
                                 float* ws) noexcept {
   constexpr std::size_t L = simd::lanes<float>;
+  // n <= W: one vector of W lanes per sequence, a constant padded count (the
+  // column strides fold as in the compile-time forward); only W = L serves
+  // more tokens, with a run-time padded count
+  const auto run = [&](auto w) {
+    constexpr std::size_t W = decltype(w)::value;
+    if (n <= W)
+      token_major::forward<float, W, MaxTokens>(s, batch, n, size_c<W>{}, x, x_batch, out,
+                                                out_batch, ws);
+    else if constexpr (W == L)
+      token_major::forward<float, W, MaxTokens>(s, batch, n, (n + W - 1) / W * W, x, x_batch, out,
+                                                out_batch, ws);
+  };
   switch (token_major::width_for<float>(n)) {
-    case 4:
-      token_major::forward<float, 4, MaxTokens>(s, batch, n, x, x_batch, out, out_batch, ws);
-      break;
-    case 8:
-      if constexpr (L >= 8)
-        token_major::forward<float, 8, MaxTokens>(s, batch, n, x, x_batch, out, out_batch, ws);
-      break;
-    default:
-      if constexpr (L >= 16)
-        token_major::forward<float, 16, MaxTokens>(s, batch, n, x, x_batch, out, out_batch, ws);
-      break;
+    case 4: run(size_c<4>{}); break;
+    case 8: if constexpr (L >= 8) run(size_c<8>{}); break;
+    default: if constexpr (L >= 16) run(size_c<16>{}); break;
   }
 }
 
@@ -220,8 +230,9 @@ constexpr void forward_sequence(const Spec& s, const typename Spec::value_type* 
     if (!std::is_constant_evaluated() && !training) {
       if constexpr (is_size_c<N>) {
         if constexpr (N::value <= token_major::max_tokens) {
-          token_major::forward<T, token_major::width<T, N::value>, N::value>(s, batch, n, x, x_batch,
-                                                                           out, out_batch, ws);
+          constexpr std::size_t W = token_major::width<T, N::value>;
+          token_major::forward<T, W, N::value>(s, batch, n, size_c<token_major::round_up<N::value, W>>{},
+                                               x, x_batch, out, out_batch, ws);
           return;
         }
       } else if (n <= token_major::max_tokens) {
@@ -247,9 +258,12 @@ constexpr void forward_sequence(const Spec& s, const typename Spec::value_type* 
 
 /// KV-cache forward: n new tokens of each of `batch` sequences (rows as in
 /// forward_sequence) appended to `store` at positions offset .. offset+n-1,
-/// each attending to positions 0..its own. Inference only. ws: at least 2 *
-/// max(batch * n, n) * width elements (queries and context of all rows);
-/// scores: gemm::mr rows of ld_scores >= offset + n elements.
+/// each attending to positions 0..its own. Inference only. The path depends on
+/// n alone, never on the batch, so a sequence gets the same bits in any batch:
+/// n <= decode_rows takes the decode path (matrix-vector projections, see
+/// gemv.hpp), larger n the blocked whole-sequence kernels. ws: at least 2 *
+/// batch * n * width elements (queries and context of all rows); scores:
+/// gemm::mr rows of ld_scores >= offset + n elements.
 template <class Spec, class Batch>
 inline void forward_cached(const Spec& s, const typename Spec::value_type* x, std::size_t x_batch,
                            Batch batch, std::size_t n, typename Spec::value_type* out,
@@ -258,8 +272,7 @@ inline void forward_cached(const Spec& s, const typename Spec::value_type* x, st
                            typename Spec::value_type* scores, std::size_t ld_scores) noexcept {
   using T = typename Spec::value_type;
   const std::size_t width = s.width();
-  const std::size_t m = batch * n;
-  if (m > decode_rows) {
+  if (n > decode_rows) {
     const attention_scratch<T> scratch{ws, ws + n * width, scores, ld_scores};
     for (std::size_t b = 0; b < batch; ++b)
       sequence_forward(s, x + b * x_batch, n, out + b * out_batch,
@@ -267,33 +280,44 @@ inline void forward_cached(const Spec& s, const typename Spec::value_type* x, st
                        store.value + b * store.batch_stride, offset, scratch, false, false, 0, b);
     return;
   }
-  // Decode: all m rows' projections in one pass over each weight.
-  T* const query = ws;
-  T* const context = ws + m * width;
-  const T* xr[decode_rows];
-  T* qr[decode_rows];
-  T* kr[decode_rows];
-  T* vr[decode_rows];
-  T* cr[decode_rows];
-  T* orow[decode_rows];
-  for (std::size_t b = 0; b < batch; ++b)
-    for (std::size_t i = 0; i < n; ++i) {
-      const std::size_t r = b * n + i;
-      xr[r] = x + b * x_batch + i * s.d_in;
-      qr[r] = query + r * width;
-      kr[r] = store.key_t + b * store.batch_stride + offset + i;
-      vr[r] = store.value + b * store.batch_stride + (offset + i) * width;
-      cr[r] = context + r * width;
-      orow[r] = out + b * out_batch + i * width;
-    }
+  // Decode: the m = batch * n rows (r = b * n + i) in chunks of decode_rows,
+  // each chunk's projections in one pass over each weight (per gemv::max_rows rows).
+  const std::size_t m = batch * n;
+  T* const query = ws;                // [m][width]
+  T* const context = ws + m * width;  // [m][width]
+  const auto hpg = size_div(s.num_heads, s.groups);
   const std::size_t gw = s.group_width();
-  for_each_index(s.groups, [&](auto g) {
-    const auto w = s.group(g);
-    const std::size_t c0 = g * gw;
-    gemv::project<T>(m, xr, s.d_in, w.query, bias_pointer<T>(w.query_bias), gw, qr, c0, 1);
-    gemv::project<T>(m, xr, s.d_in, w.key, bias_pointer<T>(w.key_bias), gw, kr, c0, store.ldk);
-    gemv::project<T>(m, xr, s.d_in, w.value, bias_pointer<T>(w.value_bias), gw, vr, c0, 1);
-  });
+  const auto seq = [n](std::size_t r) { return r / n; };
+  const auto pos = [n, offset](std::size_t r) { return offset + r % n; };
+  for (std::size_t r0 = 0; r0 < m; r0 += decode_rows) {
+    const std::size_t rows = m - r0 < decode_rows ? m - r0 : decode_rows;
+    const T* xr[decode_rows] = {};
+    T* qr[decode_rows] = {};
+    T* kr[decode_rows] = {};  // the row's column of K^T
+    T* vr[decode_rows] = {};  // the row's value row of head 0
+    for (std::size_t k = 0; k < rows; ++k) {
+      const std::size_t r = r0 + k;
+      const std::size_t b = seq(r);
+      xr[k] = x + b * x_batch + (r % n) * s.d_in;
+      qr[k] = query + r * width;
+      kr[k] = store.key_t + b * store.batch_stride + pos(r);
+      vr[k] = store.value + b * store.batch_stride + pos(r) * s.head_dim;
+    }
+    for_each_index(s.groups, [&](auto g) {
+      const auto w = s.group(g);
+      const std::size_t c0 = g * gw;
+      gemv::project<T>(rows, xr, s.d_in, w.query, bias_pointer<T>(w.query_bias), gw, qr, c0, 1);
+      gemv::project<T>(rows, xr, s.d_in, w.key, bias_pointer<T>(w.key_bias), gw, kr, c0, store.ldk);
+      for_each_index(hpg, [&](auto hh) {  // V: one block per head
+        const std::size_t h = g * hpg + hh;
+        T* vh[decode_rows] = {};
+        for (std::size_t k = 0; k < rows; ++k) vh[k] = vr[k] + h * store.ldk * s.head_dim;
+        gemv::project<T>(rows, xr, s.d_in, w.value + hh * s.head_dim * s.d_in,
+                         bias_pointer<T>(bias_offset(w.value_bias, hh * s.head_dim)), s.head_dim,
+                         vh, 0, 1);
+      });
+    });
+  }
   const dropout_state<T> no_dropout{};
   for (std::size_t b = 0; b < batch; ++b) {
     T* const ctx = Spec::has_out_proj ? context + b * n * width : out + b * out_batch;
@@ -302,14 +326,28 @@ inline void forward_cached(const Spec& s, const typename Spec::value_type* x, st
     for_each_index(s.num_heads, [&](auto h) {
       const std::size_t c = h * s.head_dim;
       const head_operands<T> op{query + b * n * width + c, width, kt + c * store.ldk, store.ldk,
-                                v + c,                     width, ctx + c,            width};
-      attention_head_blocked(op, n, offset, s.head_dim, s.divisor, no_dropout, b, h, scores,
-                             ld_scores);
+                                v + h * store.ldk * s.head_dim, s.head_dim, ctx + c, width};
+      if (n == 1)
+        attention_head_decode(op, offset + 1, s.head_dim, s.divisor, scores);
+      else
+        attention_head_blocked(op, n, offset, s.head_dim, s.divisor, no_dropout, b, h, scores,
+                               ld_scores);
     });
   }
-  if constexpr (Spec::has_out_proj)
-    gemv::project<T>(m, cr, width, s.out_proj.weight, bias_pointer<T>(s.out_proj.bias), width,
-                     orow, 0, 1);
+  if constexpr (Spec::has_out_proj) {
+    for (std::size_t r0 = 0; r0 < m; r0 += decode_rows) {
+      const std::size_t rows = m - r0 < decode_rows ? m - r0 : decode_rows;
+      const T* cr[decode_rows] = {};
+      T* orow[decode_rows] = {};
+      for (std::size_t k = 0; k < rows; ++k) {
+        const std::size_t r = r0 + k;
+        cr[k] = context + r * width;
+        orow[k] = out + seq(r) * out_batch + (r % n) * width;
+      }
+      gemv::project<T>(rows, cr, width, s.out_proj.weight, bias_pointer<T>(s.out_proj.bias), width,
+                       orow, 0, 1);
+    }
+  }
 }
 
 }  // namespace mha::detail

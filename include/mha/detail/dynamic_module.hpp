@@ -76,7 +76,7 @@ class dynamic_module {
                               std::to_string(cache.capacity()) + " tokens; " +
                               std::to_string(s.tokens) + " more do not fit");
     const std::size_t width = m.output_width();
-    ws.reserve_for(2 * s.batch * m.context_length() * width, m.context_length());
+    reserve(ws, s.batch);
     forward_cached(m.spec_(), x.data(), s.tokens * m.d_in(), s.batch, s.tokens, out.data(),
                    s.tokens * width, cache.store_(), cache.size(), ws.storage.data(),
                    ws.scores.data(), m.context_length());
@@ -103,6 +103,15 @@ class dynamic_module {
 
  private:
   const Derived& self() const noexcept { return static_cast<const Derived&>(*this); }
+  /// Sizes `ws` for any call on `batch` sequences: the whole-sequence path's
+  /// Q, K^T, V and context of context_length tokens (one sequence at a time)
+  /// or a KV-cache call's queries and context of batch * context_length rows,
+  /// whichever is larger, and gemm::mr score rows of context_length keys.
+  void reserve(dynamic::workspace<T>& ws, std::size_t batch) const {
+    const Derived& m = self();
+    const std::size_t block = m.context_length() * m.output_width();
+    ws.reserve_for(4 * block > 2 * batch * block ? 4 * block : 2 * batch * block, m.context_length());
+  }
   /// Checks, then the whole-sequence orchestration (one sequence at a time).
   void run(const dynamic::tensor<T>& x, dynamic::tensor<T>& out, dynamic::workspace<T>& ws,
            bool training, std::uint64_t seed) const {
@@ -111,8 +120,7 @@ class dynamic_module {
     check_dynamic_output(Derived::api, x, out, m.output_width());
     m.check_parameters_(training);
     const std::size_t width = m.output_width();
-    ws.reserve_for(4 * m.context_length() * width + gemm::mr * m.context_length(),
-                   m.context_length());
+    reserve(ws, s.batch);
     forward_sequence<1>(m.spec_(), x.data(), s.tokens * m.d_in(), s.batch, s.tokens, out.data(),
                         s.tokens * width, ws.storage.data(), ws.scores.data(), training, seed);
   }

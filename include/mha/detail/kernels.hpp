@@ -98,6 +98,17 @@ constexpr T bias_at(std::nullptr_t, std::size_t) noexcept {
   return T(0);
 }
 
+/// The bias of outputs k, k+1, ... of a layer (the rows of one head's block).
+constexpr std::nullptr_t bias_offset(std::nullptr_t, std::size_t) noexcept { return nullptr; }
+template <class T>
+constexpr present_bias<T> bias_offset(present_bias<T> bias, std::size_t k) noexcept {
+  return {bias.data + k};
+}
+template <class T>
+constexpr const T* bias_offset(const T* bias, std::size_t k) noexcept {
+  return bias != nullptr ? bias + k : nullptr;
+}
+
 /// y[r][o] = bias[o] + sum_i x[r][i] * weight[o][i]   (torch.nn.Linear)
 ///
 /// x: [rows][in] (row stride ldx), weight: [out][in] (PyTorch layout), bias:
@@ -365,6 +376,128 @@ inline void attention_head_blocked(const head_operands<T>& h, std::size_t n, std
                             head, offset + i0 + r);
     gemm::gemm_ab<T>(rows, head_dim, keys, scores, ld_scores, h.v, h.ldv, h.out + i0 * h.ldo, h.ldo,
                      false);
+  }
+}
+
+/// Context of one query row over `keys` value rows, for NV (<= 4) vectors of
+/// head features starting at out: out[c] = sum_j w[j] * v[j][c], the keys taken
+/// P at a time into P partial sums (independent chains, so the loop is bound by
+/// throughput rather than by the multiply-add latency), added pairwise at the
+/// end. The last vector holds `tail` features when Partial.
+template <class T, std::size_t NV, bool Partial>
+MHA_DETAIL_INLINE void decode_context_tile(const T* w, std::size_t keys, const T* v, std::size_t ldv,
+                                           T* out, std::size_t tail) noexcept {
+  using V = simd::vec<T>;
+  constexpr std::size_t L = simd::lanes<T>;
+  constexpr std::size_t P = simd::vector_bytes == 64 ? 4 : 2;  // partial sums (register budget)
+  const auto ld = [tail](const T* p, std::size_t c) {
+    if (Partial && c == NV - 1) return simd::load_partial(p, tail);
+    return simd::load(p);
+  };
+  V acc[P][NV];
+#pragma GCC unroll 4
+  for (std::size_t u = 0; u < P; ++u)
+#pragma GCC unroll 4
+    for (std::size_t c = 0; c < NV; ++c) acc[u][c] = V{};
+  std::size_t j = 0;
+  for (; j + P <= keys; j += P) {
+#pragma GCC unroll 4
+    for (std::size_t u = 0; u < P; ++u) {
+      const T wj = w[j + u];
+      const T* row = v + (j + u) * ldv;
+#pragma GCC unroll 4
+      for (std::size_t c = 0; c < NV; ++c) acc[u][c] = muladd(acc[u][c], wj, ld(row + c * L, c));
+    }
+  }
+  for (; j < keys; ++j) {
+    const T* row = v + j * ldv;
+#pragma GCC unroll 4
+    for (std::size_t c = 0; c < NV; ++c) acc[0][c] = muladd(acc[0][c], w[j], ld(row + c * L, c));
+  }
+#pragma GCC unroll 4
+  for (std::size_t c = 0; c < NV; ++c) {
+    V sum = acc[0][c];
+    if constexpr (P == 4)
+      sum = (acc[0][c] + acc[1][c]) + (acc[2][c] + acc[3][c]);
+    else
+      sum = acc[0][c] + acc[1][c];
+    if (Partial && c == NV - 1)
+      simd::store_partial(out + c * L, sum, tail);
+    else
+      simd::store(out + c * L, sum);
+  }
+}
+
+/// decode_context_tile for the last `vectors` (1..4) vectors of a head, the
+/// last one holding `tail` features when tail != 0.
+template <class T, std::size_t NV>
+MHA_DETAIL_INLINE void decode_context_edge(std::size_t vectors, std::size_t tail, const T* w,
+                                           std::size_t keys, const T* v, std::size_t ldv,
+                                           T* out) noexcept {
+  if constexpr (NV >= 1) {
+    if (vectors == NV) {
+      if (tail != 0)
+        decode_context_tile<T, NV, true>(w, keys, v, ldv, out, tail);
+      else
+        decode_context_tile<T, NV, false>(w, keys, v, ldv, out, 0);
+      return;
+    }
+    decode_context_edge<T, NV - 1>(vectors, tail, w, keys, v, ldv, out);
+  }
+}
+
+/// One causal attention head for one query at position `keys - 1` attending
+/// to keys 0..keys-1 (a KV-cache decode step), operands as head_operands (one
+/// query row). Same result definition as attention_head_blocked, computed for
+/// a single row at the speed of the memory: the scores run along the keys in
+/// chunks of many vectors (one K^T row segment after another, each key's sum
+/// sequential over d as in the blocked kernel), and the context sums the value
+/// rows into partial sums (so a decode row equals the blocked kernel's to
+/// rounding, not bit for bit; the same for the fixed-size and the dynamic
+/// modules). `scores`: scratch for `keys` elements. Not constexpr.
+template <class T, class HeadDim>
+inline void attention_head_decode(const head_operands<T>& h, std::size_t keys, HeadDim head_dim,
+                                  T divisor, T* scores) noexcept {
+  using V = simd::vec<T>;
+  constexpr std::size_t L = simd::lanes<T>;
+  constexpr std::size_t C = simd::vector_bytes == 64 ? 16 : 8;  // key vectors per chunk
+  const std::size_t full = keys / L * L;
+  for (std::size_t j0 = 0; j0 < full; j0 += C * L) {
+    const std::size_t nv = (full - j0) / L < C ? (full - j0) / L : C;
+    V acc[C];
+#pragma GCC unroll 16
+    for (std::size_t c = 0; c < C; ++c) acc[c] = V{};
+    if (nv == C) {
+      for (std::size_t d = 0; d < head_dim; ++d) {
+        const T qd = h.q[d];
+        const T* row = h.kt + d * h.ldk + j0;
+#pragma GCC unroll 16
+        for (std::size_t c = 0; c < C; ++c) acc[c] = muladd(acc[c], qd, simd::load(row + c * L));
+      }
+    } else {
+      for (std::size_t d = 0; d < head_dim; ++d) {
+        const T qd = h.q[d];
+        const T* row = h.kt + d * h.ldk + j0;
+        for (std::size_t c = 0; c < nv; ++c) acc[c] = muladd(acc[c], qd, simd::load(row + c * L));
+      }
+    }
+    for (std::size_t c = 0; c < nv; ++c) simd::store(scores + j0 + c * L, acc[c]);
+  }
+  if (full < keys) {
+    V acc{};
+    for (std::size_t d = 0; d < head_dim; ++d)
+      acc = muladd(acc, h.q[d], simd::load_partial(h.kt + d * h.ldk + full, keys - full));
+    simd::store_partial(scores + full, acc, keys - full);
+  }
+  const dropout_state<T> no_dropout{};
+  softmax_causal_row<T>(scores, keys, keys, divisor, no_dropout, 0, 0, keys - 1);
+  std::size_t d0 = 0;
+  for (; d0 + 4 * L <= head_dim; d0 += 4 * L)
+    decode_context_tile<T, 4, false>(scores, keys, h.v + d0, h.ldv, h.out + d0, 0);
+  if (d0 < head_dim) {
+    const std::size_t rest = head_dim - d0;
+    decode_context_edge<T, 4>((rest + L - 1) / L, rest % L, scores, keys, h.v + d0, h.ldv,
+                              h.out + d0);
   }
 }
 

@@ -357,32 +357,24 @@ constexpr std::size_t width_for(std::size_t n) noexcept {
 /// The forward pass of an attention module (see detail/attention.hpp's
 /// attention_spec) for float inference, token-major with token vectors of W
 /// lanes: x [batch][tokens][DIn] (sequence b at x + b * x_batch) -> out
-/// [batch][tokens][Width] (sequence b at out + b * out_batch). `spec` gives
+/// [batch][tokens][Width] (sequence b at out + b * out_batch); np: the tokens
+/// rounded up to whole vectors (a size_c where it is known at compile time,
+/// so the column strides fold). `spec` gives
 /// each group's Q/K/V weights (group(g), [GroupWidth][DIn] rows in the
 /// nn.Linear layout, biases or none) and out_proj (or none: the concatenated
 /// context is the output). tokens: a size_c or a run-time count <= MaxTokens.
 /// ws: workspace_elements<T, Batch, MaxTokens, DIn, Width> elements. Stack:
 /// the padded MaxTokens score vectors (at most max_tokens * 64 bytes).
-template <class T, std::size_t W, std::size_t MaxTokens, class Spec, class Batch, class Tokens>
-inline void forward(const Spec& spec, Batch batch, Tokens tokens, const T* x, std::size_t x_batch,
-                    T* out, std::size_t out_batch, T* ws) noexcept {
+template <class T, std::size_t W, std::size_t MaxTokens, class Spec, class Batch, class Tokens,
+          class Padded>
+inline void forward(const Spec& spec, Batch batch, Tokens tokens, Padded np, const T* x,
+                    std::size_t x_batch, T* out, std::size_t out_batch, T* ws) noexcept {
   constexpr std::size_t DIn = decltype(spec.d_in)::value;
   constexpr std::size_t Width = decltype(spec.width())::value;
   constexpr std::size_t GroupWidth = decltype(spec.group_width())::value;
   constexpr std::size_t HeadDim = decltype(spec.head_dim)::value;
   constexpr std::size_t wide = DIn > Width ? DIn : Width;
-  const auto np = [&] {
-    if constexpr (requires { Tokens::value; })
-      return std::integral_constant<std::size_t, round_up<Tokens::value, W>>{};
-    else
-      return (tokens + W - 1) / W * W;
-  }();
-  const auto cols = [&] {
-    if constexpr (requires { Tokens::value; })
-      return std::integral_constant<std::size_t, Batch::value * decltype(np)::value>{};
-    else
-      return batch * np;
-  }();
+  const auto cols = size_mul(batch, np);  // a size_c whenever np is one
   MHA_ASSERT(tokens <= MaxTokens);
   T* const xt = ws;  // x^T, then the context C^T
   T* const ct = ws;

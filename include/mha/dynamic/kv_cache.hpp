@@ -13,8 +13,8 @@ namespace mha::dynamic {
 /// The runtime-sized twin of mha::kv_cache: the cached keys and values of
 /// `batch` sequences for one mha::dynamic attention module, room for its
 /// context_length tokens each, same layout (per sequence K^T
-/// [width][capacity] and V [capacity][width], width = num_heads * head_dim;
-/// see docs/streaming.md). Allocates its storage once, in the constructor.
+/// [width][capacity] and V [num_heads][capacity][head_dim], width = num_heads *
+/// head_dim; see docs/streaming.md). Allocates its storage once, in the constructor.
 ///
 ///   mha::dynamic::kv_cache<float> cache(model, batch);
 ///   model.forward(x, out, cache, ws);   // x [batch][n][d_in], any n >= 1
@@ -59,7 +59,7 @@ class kv_cache {
   const T* keys_transposed(std::size_t b) const noexcept {
     return key_t_.data() + b * width_ * capacity_;
   }
-  /// Sequence b's values: [capacity][width].
+  /// Sequence b's values: [num_heads][capacity][head_dim].
   const T* values(std::size_t b) const noexcept { return value_.data() + b * capacity_ * width_; }
 
   /// The storage as the orchestration takes it (for the modules).
