@@ -215,7 +215,7 @@ TEST_CASE("mha::dynamic KV-cache calls allocate nothing after the first, whateve
   out.reshape({2, 8, 6});
   x.reshape({2, 1, 4});
   out.reshape({2, 1, 6});
-  for (const std::size_t n : {1, 5, 1, 7, 1}) {
+  for (const std::size_t n : {std::size_t{1}, std::size_t{5}, std::size_t{1}, std::size_t{7}, std::size_t{1}}) {
     CHECK(allocations_during([&] {
             x.reshape({2, n, 4});
             out.reshape({2, n, 6});

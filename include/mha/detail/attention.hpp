@@ -126,9 +126,11 @@ struct attention_scratch {
 };
 
 /// Q/K/V projections, attention and out_proj of one sequence: n token rows of
-/// x (row stride d_in) at positions offset .. offset+n-1 of the store (K^T
-/// rows of stride ldk, V rows of stride width), output rows of stride width.
-/// Blocked path unless `simple` (constant evaluation or small constant shapes).
+/// x (row stride d_in) at positions offset .. offset+n-1 of the store (kt: K^T
+/// [width][ldk], v: V [num_heads][ldk][head_dim]), output rows of stride
+/// width. Blocked path unless `simple` (constant evaluation or small constant
+/// shapes). The values are projected one head block at a time (each element
+/// the same sum as in one product over all heads).
 template <class Spec, class N>
 constexpr void sequence_forward(const Spec& s, const typename Spec::value_type* x, N n,
                                 typename Spec::value_type* out, typename Spec::value_type* kt,
@@ -145,30 +147,29 @@ constexpr void sequence_forward(const Spec& s, const typename Spec::value_type* 
     const std::size_t c0 = g * gw;
     project_rows(x, s.d_in, n, s.d_in, w.query, w.query_bias, gw, scratch.query + c0, width);
     project_rows_t(x, s.d_in, n, s.d_in, w.key, w.key_bias, gw, kt + c0 * ldk + offset, ldk);
-    for_each_index(hpg, [&](auto hh) {  // V: one block per head
-      const std::size_t h = g * hpg + hh;
-      project_rows(x, s.d_in, n, s.d_in, w.value + hh * s.head_dim * s.d_in,
-                   bias_offset(w.value_bias, hh * s.head_dim), s.head_dim,
-                   v + (h * ldk + offset) * s.head_dim, s.head_dim);
-    });
+  });
+  for_each_index(s.num_heads, [&](auto h) {  // V: one block per head
+    const auto w = s.group(size_div(h, hpg));
+    const std::size_t hh = h % hpg;  // the head's index in its group
+    project_rows(x, s.d_in, n, s.d_in, w.value + hh * s.head_dim * s.d_in,
+                 bias_offset(w.value_bias, hh * s.head_dim), s.head_dim,
+                 v + (h * ldk + offset) * s.head_dim, s.head_dim);
   });
   T* const context = Spec::has_out_proj ? scratch.context : out;
-  for_each_index(s.groups, [&](auto g) {
-    const auto drop = dropout_state<T>::make(s.group(g).dropout, seed, training);
-    for_each_index(hpg, [&](auto hh) {
-      const std::size_t h = g * hpg + hh;
-      const std::size_t c = h * s.head_dim;
-      const head_operands<T> op{scratch.query + c, width, kt + c * ldk, ldk,
-                                v + h * ldk * s.head_dim, s.head_dim, context + c, width};
-      if (simple) {
-        attention_head_simple<small_sizes<N, decltype(s.head_dim)>>(op, n, offset, s.head_dim,
-                                                                    s.divisor, drop, b, h,
-                                                                    scratch.scores);
-      } else {
-        attention_head_blocked(op, n, offset, s.head_dim, s.divisor, drop, b, h, scratch.scores,
-                               scratch.ld_scores);
-      }
-    });
+  for_each_index(s.num_heads, [&](auto h) {
+    // the dropout probability of the head's group (the wrapper's heads have their own)
+    const auto drop = dropout_state<T>::make(s.group(size_div(h, hpg)).dropout, seed, training);
+    const std::size_t c = h * s.head_dim;
+    const head_operands<T> op{scratch.query + c, width, kt + c * ldk, ldk,
+                              v + h * ldk * s.head_dim, s.head_dim, context + c, width};
+    if (simple) {
+      attention_head_simple<small_sizes<N, decltype(s.head_dim)>>(op, n, offset, s.head_dim,
+                                                                  s.divisor, drop, b, h,
+                                                                  scratch.scores);
+    } else {
+      attention_head_blocked(op, n, offset, s.head_dim, s.divisor, drop, b, h, scratch.scores,
+                             scratch.ld_scores);
+    }
   });
   if constexpr (Spec::has_out_proj)
     project_rows(context, width, n, width, s.out_proj.weight, s.out_proj.bias, width, out, width);
@@ -308,14 +309,15 @@ inline void forward_cached(const Spec& s, const typename Spec::value_type* x, st
       const std::size_t c0 = g * gw;
       gemv::project<T>(rows, xr, s.d_in, w.query, bias_pointer<T>(w.query_bias), gw, qr, c0, 1);
       gemv::project<T>(rows, xr, s.d_in, w.key, bias_pointer<T>(w.key_bias), gw, kr, c0, store.ldk);
-      for_each_index(hpg, [&](auto hh) {  // V: one block per head
-        const std::size_t h = g * hpg + hh;
-        T* vh[decode_rows] = {};
-        for (std::size_t k = 0; k < rows; ++k) vh[k] = vr[k] + h * store.ldk * s.head_dim;
-        gemv::project<T>(rows, xr, s.d_in, w.value + hh * s.head_dim * s.d_in,
-                         bias_pointer<T>(bias_offset(w.value_bias, hh * s.head_dim)), s.head_dim,
-                         vh, 0, 1);
-      });
+    });
+    for_each_index(s.num_heads, [&](auto h) {  // V: one block per head
+      const auto w = s.group(size_div(h, hpg));
+      const std::size_t hh = h % hpg;  // the head's index in its group
+      T* vh[decode_rows] = {};
+      for (std::size_t k = 0; k < rows; ++k) vh[k] = vr[k] + h * store.ldk * s.head_dim;
+      gemv::project<T>(rows, xr, s.d_in, w.value + hh * s.head_dim * s.d_in,
+                       bias_pointer<T>(bias_offset(w.value_bias, hh * s.head_dim)), s.head_dim, vh,
+                       0, 1);
     });
   }
   const dropout_state<T> no_dropout{};
