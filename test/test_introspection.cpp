@@ -92,7 +92,7 @@ using ca_ws = ca::workspace<2, 6>;
 static_assert(ca_ws::batch == 2 && ca_ws::tokens == 6 && ca_ws::general_elements == 4 * 6 * 2 + 6 * 6 &&
               ca_ws::size >= ca_ws::general_elements && ca_ws::size >= ca_ws::token_major_elements &&
               std::is_same_v<decltype(ca_ws::storage), float[ca_ws::size]>);
-static_assert(std::is_same_v<ca::kv_cache<2>, mha::kv_cache<float, 2, 2, 6>> &&
+static_assert(std::is_same_v<ca::kv_cache<2>, mha::kv_cache<float, 2, 1, 2, 6>> &&
               ca::kv_cache<2>::capacity == 6);
 
 // ---------------------------------------------------------------- wrapper

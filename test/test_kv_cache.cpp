@@ -979,3 +979,26 @@ TEST_CASE("run-time token count: rows n.. of x unread, of out unwritten, compile
     check_runtime_count<1, 5, 1, 2, 4, 5>(m, mha_test::to_dynamic(m), 4);
   }
 }
+
+TEST_CASE("a KV cache serves only modules of its head count, head_dim and context length",
+          "[kv_cache]") {
+  // Same width (64) and context, other head counts: the values' layout differs
+  // ([num_heads][capacity][head_dim]), so the cache types differ...
+  using four_heads = mha::multi_head_attention<float, 16, 64, 32, 4>;
+  using two_heads = mha::multi_head_attention<float, 16, 64, 32, 2>;
+  STATIC_REQUIRE_FALSE(std::is_same_v<four_heads::kv_cache<1>, two_heads::kv_cache<1>>);
+  STATIC_REQUIRE(four_heads::kv_cache<1>::num_heads == 4 && four_heads::kv_cache<1>::head_dim == 16);
+  // ...and the dynamic call refuses a cache made for another module, writing nothing.
+  mha::dynamic::multi_head_attention<float> m4(16, 64, 32, 4), m2(16, 64, 32, 2), m4_long(16, 64, 48, 4);
+  mha::dynamic::kv_cache<float> cache(m4, 1);
+  mha::dynamic::workspace<float> ws;
+  mha::dynamic::tensor<float> x({1, 3, 16}), out({1, 3, 64});
+  for (auto& v : x) v = 0.25f;
+  for (auto& v : out) v = 7.0f;
+  REQUIRE_THROWS_AS(m2.forward(x, out, cache, ws), std::invalid_argument);
+  REQUIRE_THROWS_AS(m4_long.forward(x, out, cache, ws), std::invalid_argument);
+  REQUIRE(cache.size() == 0);
+  for (const float v : out) REQUIRE(v == 7.0f);
+  m4.forward(x, out, cache, ws);
+  REQUIRE(cache.size() == 3);
+}

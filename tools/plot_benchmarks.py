@@ -639,7 +639,7 @@ def main():
              "with run-time sizes. Every path performs, per output element, the same operations "
              "in the same order (sequential sums, the lane-wise softmax sum of the general "
              "path), so fixed and dynamic stay bit-identical; the cross-check above verifies it "
-             "for every configuration. KV-cache calls with at most 8 new rows in all (a decode "
+             "for every configuration. KV-cache calls with at most 8 new tokens per sequence (a decode "
              "step) project with matrix-vector kernels (include/mha/detail/gemv.hpp) that read "
              "each weight row once, in place, then attend over the cache per head; their dot "
              "products sum lane-wise and then across lanes, so a decode row equals the plain "

@@ -13,8 +13,9 @@ struct kv_cache_access;
 }  // namespace detail
 
 /// The cached keys and values of `Batch` sequences for an attention module of
-/// `Width` = num_heads * head_dim key/value features, with room for
-/// `Capacity` (= the module's ContextLength) tokens each: what the book's
+/// `NumHeads` heads of `HeadDim` features (width = NumHeads * HeadDim key/value
+/// features per token), with room for `Capacity` (= the module's
+/// ContextLength) tokens each: what the book's
 /// KV-cache bonus code (LLMs-from-scratch, ch04/03_kv-cache) keeps in
 /// `cache_k` / `cache_v`, and Hugging Face in `past_key_values`. Reached as
 /// `M::kv_cache<B>` of every fixed-size module M (for
@@ -22,26 +23,29 @@ struct kv_cache_access;
 /// features [h*d_out, (h+1)*d_out)).
 ///
 /// Layout (docs/streaming.md), per sequence: the keys transposed, K^T
-/// [Width][Capacity] (key j's feature f at f * Capacity + j; head h's keys are
+/// [width][Capacity] (key j's feature f at f * Capacity + j; head h's keys are
 /// rows [h*head_dim, (h+1)*head_dim), so a decode step's scores read each head's
 /// keys as contiguous vectors along the positions), and the values per head,
 /// V [num_heads][Capacity][head_dim] (head h's value of token j at
 /// (h * Capacity + j) * head_dim: one head's values are one contiguous block,
 /// read once per step). All sequences hold the same number of tokens, size().
-/// No heap: 2 * Batch * Width * Capacity elements inline (GPT-2 small with
+/// No heap: 2 * Batch * width * Capacity elements inline (GPT-2 small with
 /// ContextLength 1024: 6 MiB per sequence in float), so put a large cache in
 /// static storage or std::make_unique. Value-initialise it
 /// (`M::kv_cache<1> c{};`): an empty cache.
 ///
 /// Preconditions: truncate(n) with n <= size() (checked by MHA_ASSERT in
 /// debug builds; larger n leaves the cache as it is).
-template <class T, std::size_t Batch, std::size_t Width, std::size_t Capacity>
+template <class T, std::size_t Batch, std::size_t NumHeads, std::size_t HeadDim,
+          std::size_t Capacity>
 class kv_cache {
  public:
   using value_type = T;
-  static constexpr std::size_t batch = Batch;        ///< sequences
-  static constexpr std::size_t width = Width;        ///< key/value features per token
-  static constexpr std::size_t capacity = Capacity;  ///< tokens per sequence (= ContextLength)
+  static constexpr std::size_t batch = Batch;           ///< sequences
+  static constexpr std::size_t num_heads = NumHeads;    ///< heads (the layout of V depends on them)
+  static constexpr std::size_t head_dim = HeadDim;      ///< features per head
+  static constexpr std::size_t width = NumHeads * HeadDim;  ///< key/value features per token
+  static constexpr std::size_t capacity = Capacity;     ///< tokens per sequence (= ContextLength)
 
   /// Tokens cached per sequence (the position of the next token).
   constexpr std::size_t size() const noexcept { return size_; }
@@ -53,29 +57,29 @@ class kv_cache {
     MHA_ASSERT(n <= size_);
     if (n < size_) size_ = n;
   }
-  /// Sequence b's keys, transposed: [Width][Capacity] (positions >= size() unspecified).
+  /// Sequence b's keys, transposed: [width][Capacity] (positions >= size() unspecified).
   constexpr const T* keys_transposed(std::size_t b) const noexcept {
-    return key_t_ + b * Width * Capacity;
+    return key_t_ + b * width * Capacity;
   }
   /// Sequence b's values: [num_heads][Capacity][head_dim] (positions >= size() unspecified).
-  constexpr const T* values(std::size_t b) const noexcept { return value_ + b * Capacity * Width; }
+  constexpr const T* values(std::size_t b) const noexcept { return value_ + b * Capacity * width; }
 
  private:
   friend struct detail::kv_cache_access;
-  T key_t_[Batch * Width * Capacity];
-  T value_[Batch * Capacity * Width];
+  T key_t_[Batch * width * Capacity];
+  T value_[Batch * Capacity * width];
   std::size_t size_ = 0;
 };
 
 namespace detail {
 /// The modules' access to a kv_cache's storage.
 struct kv_cache_access {
-  template <class T, std::size_t B, std::size_t W, std::size_t C>
-  static kv_store<T> store(kv_cache<T, B, W, C>& c) noexcept {
-    return {c.key_t_, c.value_, C, W * C};
+  template <class T, std::size_t B, std::size_t H, std::size_t D, std::size_t C>
+  static kv_store<T> store(kv_cache<T, B, H, D, C>& c) noexcept {
+    return {c.key_t_, c.value_, C, H * D * C};
   }
-  template <class T, std::size_t B, std::size_t W, std::size_t C>
-  static void grow(kv_cache<T, B, W, C>& c, std::size_t n) noexcept {
+  template <class T, std::size_t B, std::size_t H, std::size_t D, std::size_t C>
+  static void grow(kv_cache<T, B, H, D, C>& c, std::size_t n) noexcept {
     c.size_ += n;
   }
 };

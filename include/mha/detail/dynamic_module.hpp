@@ -18,7 +18,7 @@ namespace mha::detail {
 /// CRTP base of mha::dynamic::{causal_attention, multi_head_attention_wrapper,
 /// multi_head_attention}: the public forward overloads, written once. Derived
 /// provides `api` (its name for messages), d_in(), context_length(),
-/// output_width(), a private `check_parameters_(bool training)` (throws
+/// num_heads(), head_dim(), output_width(), a private `check_parameters_(bool training)` (throws
 /// std::invalid_argument for member layers of the wrong shape or a dropout
 /// outside [0, 1]) and a private `spec_()` (its detail::attention_spec with
 /// run-time sizes), and befriends this base.
@@ -59,13 +59,15 @@ class dynamic_module {
     const auto s = check_dynamic_input(Derived::api, x, m.d_in(), m.context_length());
     check_dynamic_output(Derived::api, x, out, m.output_width());
     m.check_parameters_(false);
-    if (cache.width() != m.output_width() || cache.capacity() != m.context_length())
-      throw std::invalid_argument(std::string(Derived::api) +
-                                  "::forward: the KV cache was made for width " +
-                                  std::to_string(cache.width()) + " and capacity " +
-                                  std::to_string(cache.capacity()) + ", expected width " +
-                                  std::to_string(m.output_width()) + " and capacity " +
-                                  std::to_string(m.context_length()));
+    if (cache.num_heads() != m.num_heads() || cache.head_dim() != m.head_dim() ||
+        cache.capacity() != m.context_length())
+      throw std::invalid_argument(
+          std::string(Derived::api) + "::forward: the KV cache was made for " +
+          std::to_string(cache.num_heads()) + " heads of head_dim " +
+          std::to_string(cache.head_dim()) + " and capacity " + std::to_string(cache.capacity()) +
+          ", this module has " + std::to_string(m.num_heads()) + " heads of head_dim " +
+          std::to_string(m.head_dim()) + " and context_length " +
+          std::to_string(m.context_length()));
     if (s.batch != cache.batch())
       throw std::invalid_argument(std::string(Derived::api) + "::forward: input batch " +
                                   std::to_string(s.batch) + " differs from the KV cache's batch " +

@@ -140,7 +140,7 @@ struct attention_workspace {
   /** Keys and values of `Batch` sequences for the cached forward, room for  */                    \
   /** context_length tokens each (see mha::kv_cache).                        */                    \
   template <std::size_t Batch>                                                                      \
-  using kv_cache = ::mha::kv_cache<value_type, Batch, output_width, context_length>;               \
+  using kv_cache = ::mha::kv_cache<value_type, Batch, num_heads, head_dim, context_length>;        \
                                                                                                     \
  private:                                                                                           \
   static constexpr bool parameters_valid_ =                                                         \

@@ -21,7 +21,8 @@ namespace mha::dynamic {
 ///
 /// Errors: the constructor throws std::invalid_argument for batch 0. The
 /// module's forward throws std::invalid_argument when the cache was made for a
-/// module of other sizes or another batch, std::length_error when it is full.
+/// module of another head count, head_dim or context_length, or for another
+/// batch, std::length_error when it is full.
 /// Precondition of truncate(n): n <= size() (std::out_of_range otherwise).
 template <class T>
 class kv_cache {
@@ -29,11 +30,14 @@ class kv_cache {
   using value_type = T;
 
   /// An empty cache for `batch` sequences of `model` (any mha::dynamic
-  /// attention module: it reads output_width() and context_length()).
+  /// attention module: it reads num_heads(), head_dim() and context_length()).
+  /// It serves every module of those sizes.
   template <class Module>
   kv_cache(const Module& model, std::size_t batch)
       : batch_(check_batch(batch)),
-        width_(model.output_width()),
+        num_heads_(model.num_heads()),
+        head_dim_(model.head_dim()),
+        width_(num_heads_ * head_dim_),
         capacity_(model.context_length()),
         key_t_(batch * width_ * capacity_),
         value_(batch * width_ * capacity_) {}
@@ -44,6 +48,10 @@ class kv_cache {
   std::size_t capacity() const noexcept { return capacity_; }
   /// Sequences.
   std::size_t batch() const noexcept { return batch_; }
+  /// Heads (the layout of the values depends on them).
+  std::size_t num_heads() const noexcept { return num_heads_; }
+  /// Features per head.
+  std::size_t head_dim() const noexcept { return head_dim_; }
   /// Key/value features per token (num_heads * head_dim).
   std::size_t width() const noexcept { return width_; }
   /// Forgets every token (storage kept).
@@ -74,7 +82,7 @@ class kv_cache {
     if (batch == 0) throw std::invalid_argument("mha::dynamic::kv_cache: batch must be greater than 0");
     return batch;
   }
-  std::size_t batch_, width_, capacity_;
+  std::size_t batch_, num_heads_, head_dim_, width_, capacity_;
   std::vector<T> key_t_, value_;
   std::size_t size_ = 0;
 };
