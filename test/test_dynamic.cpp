@@ -69,6 +69,30 @@ TEST_CASE("dynamic::tensor basics and index errors", "[dynamic]") {
   REQUIRE_THROWS_AS(tensor<double>(std::vector<std::size_t>{}), std::invalid_argument);
 }
 
+TEST_CASE("dynamic::tensor::reshape keeps the storage, and a failed reshape changes nothing",
+          "[dynamic]") {
+  mha::dynamic::tensor<float> x({1, 4, 8});
+  for (std::size_t i = 0; i < x.size(); ++i) x.data()[i] = float(i);
+  const float* storage = x.data();
+  x.reshape({1, 2, 8});  // shorter: same storage, first elements kept
+  REQUIRE(x.data() == storage);
+  REQUIRE(x.shape() == std::vector<std::size_t>{1, 2, 8});
+  REQUIRE(x.size() == 16);
+  REQUIRE(x(0, 1, 7) == 15.0f);
+  x.reshape({1, 4, 8});  // back within capacity: no reallocation, new elements zero
+  REQUIRE(x.data() == storage);
+  REQUIRE(x(0, 3, 7) == 0.0f);
+  REQUIRE_THROWS_AS(x.reshape({}), std::invalid_argument);
+  REQUIRE_THROWS_AS(x.reshape({std::size_t(1) << 40, std::size_t(1) << 40}), std::invalid_argument);
+  // An element count that fits std::size_t but not a std::vector: the vector
+  // throws, and the tensor must keep its old shape (a shape claiming more
+  // elements than the storage would let the checked accessor read past it).
+  REQUIRE_THROWS(x.reshape({1, std::size_t(1) << 59, 8}));
+  REQUIRE(x.shape() == std::vector<std::size_t>{1, 4, 8});
+  REQUIRE(x.size() == 32);
+  REQUIRE_THROWS_AS(x(0, 1000, 0), std::out_of_range);
+}
+
 TEST_CASE("dynamic constructors reject bad sizes", "[dynamic]") {
   using mha::dynamic::multi_head_attention;
   using mha::dynamic::multi_head_attention_wrapper;

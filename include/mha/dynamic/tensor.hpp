@@ -43,12 +43,17 @@ class tensor {
   /// is unchanged and the new element count is at most capacity() (what the
   /// tensor held at its largest); otherwise the storage grows. Throws
   /// std::invalid_argument for an empty shape or an element count that
-  /// overflows std::size_t (the tensor is then unchanged).
+  /// overflows std::size_t, and what std::vector throws when it cannot grow
+  /// (std::length_error, std::bad_alloc); the tensor is unchanged then.
   void reshape(std::initializer_list<std::size_t> shape) {
     if (shape.size() == 0) throw std::invalid_argument("mha::dynamic::tensor::reshape: shape must have rank >= 1");
     const std::size_t n = element_count(shape.begin(), shape.end());
-    shape_.assign(shape.begin(), shape.end());
+    // Everything that can throw (std::bad_alloc, std::length_error) comes
+    // before the first change, so a failed reshape leaves the tensor as it was
+    // (never a shape that claims more elements than the storage holds).
+    shape_.reserve(shape.size());
     values_.resize(n, T(0));
+    shape_.assign(shape.begin(), shape.end());  // within capacity: cannot throw
   }
   /// Elements the storage holds without allocating (see reshape).
   std::size_t capacity() const noexcept { return values_.capacity(); }
