@@ -26,76 +26,16 @@
 
 #include <mha/mha.hpp>
 
+#include "state_dict.hpp"
 #include "test_support.hpp"
 
 namespace {
 
 using json = nlohmann::json;
 
-/// A parameter tensor inside a module: where its elements are and its shape.
-template <class T>
-struct param_ref {
-  T* data;
-  std::vector<std::size_t> shape;
-};
-template <class T>
-using param_map = std::map<std::string, param_ref<T>>;
-
-template <class T, std::size_t... E>
-void add(param_map<T>& m, const std::string& name, mha::tensor<T, E...>& t) {
-  m.emplace(name, param_ref<T>{t.data(), {E...}});
-}
-template <class T>
-void add(param_map<T>& m, const std::string& name, mha::dynamic::tensor<T>& t) {
-  m.emplace(name, param_ref<T>{t.data(), t.shape()});
-}
-template <class Linear, class T>
-void add_linear(param_map<T>& m, const std::string& name, Linear& l, bool bias) {
-  add(m, name + ".weight", l.weight);
-  if constexpr (requires { l.bias; }) {
-    if (bias) add(m, name + ".bias", l.bias);
-  }
-}
-
-// PyTorch state_dict names of each module (the book's attribute names).
-template <class T, std::size_t DIn, std::size_t DOut, std::size_t Ctx, bool B>
-void collect(param_map<T>& m, mha::causal_attention<T, DIn, DOut, Ctx, B>& ca,
-             const std::string& prefix = "") {
-  add_linear(m, prefix + "W_query", ca.w_query, B);
-  add_linear(m, prefix + "W_key", ca.w_key, B);
-  add_linear(m, prefix + "W_value", ca.w_value, B);
-}
-template <class T, std::size_t DIn, std::size_t DOut, std::size_t Ctx, std::size_t H, bool B>
-void collect(param_map<T>& m, mha::multi_head_attention_wrapper<T, DIn, DOut, Ctx, H, B>& w) {
-  [&]<std::size_t... I>(std::index_sequence<I...>) {
-    (collect(m, w.template head<I>(), "heads." + std::to_string(I) + "."), ...);
-  }(std::make_index_sequence<H>{});
-}
-template <class T, std::size_t DIn, std::size_t DOut, std::size_t Ctx, std::size_t H, bool B>
-void collect(param_map<T>& m, mha::multi_head_attention<T, DIn, DOut, Ctx, H, B>& a) {
-  add_linear(m, "W_query", a.w_query, B);
-  add_linear(m, "W_key", a.w_key, B);
-  add_linear(m, "W_value", a.w_value, B);
-  add_linear(m, "out_proj", a.out_proj, true);
-}
-template <class T>
-void collect(param_map<T>& m, mha::dynamic::causal_attention<T>& ca, const std::string& prefix = "") {
-  add_linear(m, prefix + "W_query", ca.w_query, ca.qkv_bias());
-  add_linear(m, prefix + "W_key", ca.w_key, ca.qkv_bias());
-  add_linear(m, prefix + "W_value", ca.w_value, ca.qkv_bias());
-}
-template <class T>
-void collect(param_map<T>& m, mha::dynamic::multi_head_attention_wrapper<T>& w) {
-  for (std::size_t h = 0; h < w.heads.size(); ++h)
-    collect(m, w.heads[h], "heads." + std::to_string(h) + ".");
-}
-template <class T>
-void collect(param_map<T>& m, mha::dynamic::multi_head_attention<T>& a) {
-  add_linear(m, "W_query", a.w_query, a.qkv_bias());
-  add_linear(m, "W_key", a.w_key, a.qkv_bias());
-  add_linear(m, "W_value", a.w_value, a.qkv_bias());
-  add_linear(m, "out_proj", a.out_proj, true);
-}
+using mha_test::collect;
+using mha_test::param_map;
+using mha_test::param_ref;
 
 /// Reads a {"shape", "data"} entry as doubles, checking the shape and that
 /// float32 data are exactly representable as float.

@@ -158,13 +158,39 @@ def scale_exponent_for(fan_in):
 # truncate_cache(n): keep the first n cached tokens.
 
 
-class CachedCausalAttention(CausalAttention):
-    def __init__(self, d_in, d_out, context_length, dropout, qkv_bias=False):
-        super().__init__(d_in, d_out, context_length, dropout, qkv_bias)
+class KVCacheMixin:
+    """cache_k / cache_v [batch][tokens][d_out] of one attention module (the
+    book's buffers) and the cache operations the cached modules share."""
+
+    def init_cache(self, context_length):
         self.context_length = context_length
         self.register_buffer("cache_k", None, persistent=False)
         self.register_buffer("cache_v", None, persistent=False)
         self.ptr_current_pos = 0
+
+    def reset_cache(self):
+        self.cache_k, self.cache_v = None, None
+        self.ptr_current_pos = 0
+
+    def truncate_cache(self, n):
+        assert 0 <= n <= self.cache_size()
+        if n == 0:
+            self.reset_cache()
+            return
+        self.cache_k = self.cache_k[:, :n]
+        self.cache_v = self.cache_v[:, :n]
+        self.ptr_current_pos = n
+
+    def cache_size(self):
+        size = 0 if self.cache_k is None else self.cache_k.shape[1]
+        assert size == self.ptr_current_pos
+        return size
+
+
+class CachedCausalAttention(KVCacheMixin, CausalAttention):
+    def __init__(self, d_in, d_out, context_length, dropout, qkv_bias=False):
+        super().__init__(d_in, d_out, context_length, dropout, qkv_bias)
+        self.init_cache(context_length)
 
     def forward(self, x, use_cache=False):
         _, num_tokens, _ = x.shape
@@ -196,23 +222,6 @@ class CachedCausalAttention(CausalAttention):
         weights = self.dropout(weights)
         return weights @ values
 
-    def reset_cache(self):
-        self.cache_k, self.cache_v = None, None
-        self.ptr_current_pos = 0
-
-    def truncate_cache(self, n):
-        assert 0 <= n <= self.cache_size()
-        if n == 0:
-            self.reset_cache()
-            return
-        self.cache_k = self.cache_k[:, :n]
-        self.cache_v = self.cache_v[:, :n]
-        self.ptr_current_pos = n
-
-    def cache_size(self):
-        size = 0 if self.cache_k is None else self.cache_k.shape[1]
-        assert size == self.ptr_current_pos
-        return size
 
 
 class CachedMultiHeadAttentionWrapper(MultiHeadAttentionWrapper):
@@ -242,13 +251,10 @@ class CachedMultiHeadAttentionWrapper(MultiHeadAttentionWrapper):
         return sizes.pop()
 
 
-class CachedMultiHeadAttention(MultiHeadAttention):
+class CachedMultiHeadAttention(KVCacheMixin, MultiHeadAttention):
     def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
         super().__init__(d_in, d_out, context_length, dropout, num_heads, qkv_bias)
-        self.context_length = context_length
-        self.register_buffer("cache_k", None, persistent=False)
-        self.register_buffer("cache_v", None, persistent=False)
-        self.ptr_current_pos = 0
+        self.init_cache(context_length)
 
     def forward(self, x, use_cache=False):
         b, num_tokens, _ = x.shape
@@ -289,23 +295,6 @@ class CachedMultiHeadAttention(MultiHeadAttention):
         context = context.contiguous().view(b, num_tokens, self.d_out)
         return self.out_proj(context)
 
-    def reset_cache(self):
-        self.cache_k, self.cache_v = None, None
-        self.ptr_current_pos = 0
-
-    def truncate_cache(self, n):
-        assert 0 <= n <= self.cache_size()
-        if n == 0:
-            self.reset_cache()
-            return
-        self.cache_k = self.cache_k[:, :n]
-        self.cache_v = self.cache_v[:, :n]
-        self.ptr_current_pos = n
-
-    def cache_size(self):
-        size = 0 if self.cache_k is None else self.cache_k.shape[1]
-        assert size == self.ptr_current_pos
-        return size
 
 
 def construct(module, d_in, d_out, ctx, heads, bias, cached):

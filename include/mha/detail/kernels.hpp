@@ -4,18 +4,17 @@
 // (sizes passed as std::size_t). Same code, same operation order: the two
 // implementations give bit-identical results.
 //
-// Two paths:
-//  * the simple loops below (linear_rows in constant evaluation,
-//    causal_attention_head): constexpr, used when a model is evaluated at
-//    compile time;
-//  * the run-time fast path (linear_rows at run time, linear_rows_kt,
-//    causal_attention_head_kt): register-tiled products from gemm.hpp and a
-//    blocked causal attention that never computes fully masked blocks.
-// The fixed-size modules branch on std::is_constant_evaluated(); mha::dynamic
-// always takes the fast path. For float inference on few tokens the fixed-size
-// multi_head_attention runs a third formulation (token_major.hpp) that performs
-// the same operations in the same order per output element, so every path
-// gives the same bits at run time.
+// The pieces the orchestration (attention.hpp) puts together:
+//  * projections: project_rows / project_rows_t (simple loops in constant
+//    evaluation and for small constant shapes, gemm.hpp tiles otherwise);
+//  * one causal attention head of one sequence, queries at any position
+//    offset (a KV cache): attention_head_simple (constexpr, one score row at
+//    a time), attention_head_blocked (run time, blocks of gemm::mr queries)
+//    and attention_head_decode (run time, one query over a cache).
+// The first two perform the same operations in the same order, so every path
+// of a whole-sequence forward gives the same bits at run time (and the
+// token-major formulation of token_major.hpp too); the decode kernel sums in
+// another order (see attention_head_decode).
 #pragma once
 
 #include <cstddef>
@@ -177,16 +176,6 @@ constexpr auto bias_data(const Linear& l) noexcept {
     return present_bias<typename Linear::value_type>{l.bias.data()};
   else
     return nullptr;
-}
-
-/// Row stride (elements between rows) of a view: from the layout type of a
-/// compile-time mha::block_view, from the member of a runtime_view.
-template <class View>
-constexpr std::size_t row_stride_of(const View& v) noexcept {
-  if constexpr (requires { View::layout_type::row_stride; })
-    return View::layout_type::row_stride;
-  else
-    return v.row_stride;
 }
 
 /// Softmax of one causal row in place, fast path: s[0:len] holds the raw

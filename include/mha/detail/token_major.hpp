@@ -1,7 +1,8 @@
-// mha/detail/token_major.hpp -- the run-time path of the fixed-size
-// multi_head_attention for few tokens: every intermediate is kept transposed,
-// [features][tokens], so that one vector holds one feature of W tokens and
-// every loop runs along compile-time extents.
+// mha/detail/token_major.hpp -- the run-time path of the fixed-size modules
+// (every module the orchestration of attention.hpp serves with compile-time
+// sizes) for few tokens, compile-time or run-time counts: every intermediate
+// is kept transposed, [features][tokens], so that one vector holds one feature
+// of W tokens and every loop over features runs along compile-time extents.
 //
 // Why a second run-time path: with few tokens (N <= max_tokens) the
 // row-major register tiles of gemm.hpp are mostly edges, and each call packs
@@ -70,14 +71,6 @@ inline constexpr std::size_t width = pow2_width<Tokens, simd::lanes<T>>;
 /// Tokens rounded up to a multiple of W.
 template <std::size_t Tokens, std::size_t W>
 inline constexpr std::size_t round_up = (Tokens + W - 1) / W * W;
-
-/// Tokens rounded up to whole token vectors.
-template <class T, std::size_t Tokens>
-inline constexpr std::size_t padded = round_up<Tokens, width<T, Tokens>>;
-
-/// Columns of the transposed intermediates: Batch sequences of padded tokens.
-template <class T, std::size_t Batch, std::size_t Tokens>
-inline constexpr std::size_t columns = Batch * padded<T, Tokens>;
 
 /// Workspace elements of the token-major forward: x^T [DIn][cols], later
 /// reused for the context C^T [DOut][cols], then Q^T (later out^T), K^T,
