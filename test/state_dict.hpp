@@ -1,11 +1,13 @@
 // state_dict.hpp -- the parameters of every module under their PyTorch
-// state_dict names (the book's attribute names), for the tests that fill
-// modules from PyTorch-made fixtures (test_golden.cpp, test_kv_cache.cpp).
+// state_dict names (the book's attribute names), and the module kinds, for the
+// tests that fill modules from PyTorch-made fixtures (test_golden.cpp,
+// test_kv_cache.cpp).
 #pragma once
 
 #include <cstddef>
 #include <map>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -76,6 +78,28 @@ void collect(param_map<T>& m, mha::dynamic::multi_head_attention<T>& a) {
   add_linear(m, "W_key", a.w_key, a.qkv_bias());
   add_linear(m, "W_value", a.w_value, a.qkv_bias());
   add_linear(m, "out_proj", a.out_proj, true);
+}
+
+/// The book's name of a fixed-size module type (the fixtures' `module` field).
+template <class M>
+constexpr std::string_view module_name() {
+  if constexpr (requires(const M& m) { m.out_proj; }) return "multi_head_attention";
+  else if constexpr (requires { typename M::head_type; }) return "multi_head_attention_wrapper";
+  else return "causal_attention";
+}
+
+/// The mha::dynamic twin of a fixed-size module type, same sizes, zero weights.
+template <class M>
+auto make_dynamic() {
+  using T = typename M::value_type;
+  if constexpr (module_name<M>() == "causal_attention")
+    return mha::dynamic::causal_attention<T>(M::d_in, M::d_out, M::context_length, M::qkv_bias);
+  else if constexpr (module_name<M>() == "multi_head_attention_wrapper")
+    return mha::dynamic::multi_head_attention_wrapper<T>(M::d_in, M::d_out, M::context_length,
+                                                         M::num_heads, M::qkv_bias);
+  else
+    return mha::dynamic::multi_head_attention<T>(M::d_in, M::d_out, M::context_length,
+                                                 M::num_heads, M::qkv_bias);
 }
 
 }  // namespace mha_test

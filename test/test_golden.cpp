@@ -69,25 +69,8 @@ void load_params(const json& params, param_map<T> targets) {
   }
 }
 
-template <class M>
-constexpr std::string_view module_name() {
-  if constexpr (requires(const M& m) { m.out_proj; }) return "multi_head_attention";
-  else if constexpr (requires { typename M::head_type; }) return "multi_head_attention_wrapper";
-  else return "causal_attention";
-}
-
-template <class M>
-auto make_dynamic() {
-  using T = typename M::value_type;
-  if constexpr (module_name<M>() == "causal_attention")
-    return mha::dynamic::causal_attention<T>(M::d_in, M::d_out, M::context_length, M::qkv_bias);
-  else if constexpr (module_name<M>() == "multi_head_attention_wrapper")
-    return mha::dynamic::multi_head_attention_wrapper<T>(M::d_in, M::d_out, M::context_length,
-                                                         M::num_heads, M::qkv_bias);
-  else
-    return mha::dynamic::multi_head_attention<T>(M::d_in, M::d_out, M::context_length,
-                                                 M::num_heads, M::qkv_bias);
-}
+using mha_test::make_dynamic;
+using mha_test::module_name;
 
 template <class T>
 void require_close(const T* actual, const std::vector<double>& expected, const char* what) {

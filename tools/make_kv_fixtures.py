@@ -168,6 +168,21 @@ class KVCacheMixin:
         self.register_buffer("cache_v", None, persistent=False)
         self.ptr_current_pos = 0
 
+    def with_cache(self, keys_new, values_new, use_cache):
+        """The keys and values to attend to: with use_cache, keys_new and
+        values_new ([batch][tokens][...]) appended to the cache along the
+        token axis, then all of it; otherwise keys_new and values_new."""
+        if not use_cache:
+            return keys_new, values_new
+        if self.ptr_current_pos + keys_new.shape[1] > self.context_length:
+            raise ValueError("KV cache full")
+        if self.cache_k is None:
+            self.cache_k, self.cache_v = keys_new, values_new
+        else:
+            self.cache_k = torch.cat([self.cache_k, keys_new], dim=1)
+            self.cache_v = torch.cat([self.cache_v, values_new], dim=1)
+        return self.cache_k, self.cache_v
+
     def reset_cache(self):
         self.cache_k, self.cache_v = None, None
         self.ptr_current_pos = 0
@@ -197,17 +212,7 @@ class CachedCausalAttention(KVCacheMixin, CausalAttention):
         keys_new = self.W_key(x)
         queries = self.W_query(x)
         values_new = self.W_value(x)
-        if use_cache:
-            if self.ptr_current_pos + num_tokens > self.context_length:
-                raise ValueError("KV cache full")
-            if self.cache_k is None:
-                self.cache_k, self.cache_v = keys_new, values_new
-            else:
-                self.cache_k = torch.cat([self.cache_k, keys_new], dim=1)
-                self.cache_v = torch.cat([self.cache_v, values_new], dim=1)
-            keys, values = self.cache_k, self.cache_v
-        else:
-            keys, values = keys_new, values_new
+        keys, values = self.with_cache(keys_new, values_new, use_cache)
         scores = queries @ keys.transpose(1, 2)
         num_tokens_k = keys.shape[1]
         if use_cache:
@@ -265,17 +270,7 @@ class CachedMultiHeadAttention(KVCacheMixin, MultiHeadAttention):
         keys_new = keys_new.view(b, num_tokens, self.num_heads, self.head_dim)
         values_new = values_new.view(b, num_tokens, self.num_heads, self.head_dim)
         queries = queries.view(b, num_tokens, self.num_heads, self.head_dim)
-        if use_cache:
-            if self.ptr_current_pos + num_tokens > self.context_length:
-                raise ValueError("KV cache full")
-            if self.cache_k is None:
-                self.cache_k, self.cache_v = keys_new, values_new
-            else:
-                self.cache_k = torch.cat([self.cache_k, keys_new], dim=1)
-                self.cache_v = torch.cat([self.cache_v, values_new], dim=1)
-            keys, values = self.cache_k, self.cache_v
-        else:
-            keys, values = keys_new, values_new
+        keys, values = self.with_cache(keys_new, values_new, use_cache)
         keys = keys.transpose(1, 2)
         queries = queries.transpose(1, 2)
         values = values.transpose(1, 2)
