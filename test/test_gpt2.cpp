@@ -5,6 +5,12 @@
 // usual default), so the bound holds whatever `ulimit -s` the test runs under.
 // Its outputs must be finite and bit-identical to mha::dynamic on the same
 // weights (the two share their kernels). Labelled "slow" in CTest.
+// Second case: the README's owned-storage one-liners at GPT-2 size on a
+// 1 MiB thread stack (std::make_unique value-initialises in place, and
+// fuse_qkv(m, out) writes the 9.4 MB fused model straight into heap storage;
+// the by-value std::make_unique<F>(fuse_qkv(m)) crashed there, and on an 8 MiB
+// stack, because its result is a stack temporary; it no longer compiles at
+// this size).
 #include <catch2/catch.hpp>
 
 #include <cstddef>
@@ -19,12 +25,12 @@
 
 namespace {
 
-/// Runs f() on a new thread with an 8 MiB stack and waits for it.
+/// Runs f() on a new thread with a stack of `bytes` and waits for it.
 template <class F>
-bool run_on_8mib_stack(F& f) {
+bool run_on_stack(F& f, std::size_t bytes) {
   pthread_attr_t attr;
   if (pthread_attr_init(&attr) != 0) return false;
-  if (pthread_attr_setstacksize(&attr, std::size_t{8} << 20) != 0) return false;
+  if (pthread_attr_setstacksize(&attr, bytes) != 0) return false;
   pthread_t thread;
   auto trampoline = [](void* arg) -> void* {
     (*static_cast<F*>(arg))();
@@ -33,6 +39,12 @@ bool run_on_8mib_stack(F& f) {
   const bool started = pthread_create(&thread, &attr, trampoline, &f) == 0;
   pthread_attr_destroy(&attr);
   return started && pthread_join(thread, nullptr) == 0;
+}
+
+/// Runs f() on a new thread with an 8 MiB stack and waits for it.
+template <class F>
+bool run_on_8mib_stack(F& f) {
+  return run_on_stack(f, std::size_t{8} << 20);
 }
 
 }  // namespace
@@ -65,4 +77,47 @@ TEST_CASE("GPT-2 small attention, N = 1024, caller-owned storage", "[gpt2][slow]
     REQUIRE(mha_test::same_bits(&(*out)(0, row, 0), &dy(0, row, 0), 768));
   }
   REQUIRE(mha_test::same_bits(*out, dy));
+}
+
+TEST_CASE("GPT-2 size: make_unique and fuse_qkv(m, out) on a 1 MiB stack", "[gpt2][slow]") {
+  using model_t = mha::multi_head_attention<float, 768, 768, 1024, 12, true>;  // GPT-2: qkv bias
+  using fused_t = mha::fused_multi_head_attention<float, 768, 768, 1024, 12, true>;
+  constexpr std::size_t B = 1, N = 64;
+  static_assert(sizeof(fused_t) > std::size_t{1} << 20);  // larger than the thread's stack
+
+  std::unique_ptr<model_t> model;
+  std::unique_ptr<fused_t> fused;
+  auto x = std::make_unique<mha::tensor<float, B, N, 768>>();
+  auto out = std::make_unique<mha::tensor<float, B, N, 768>>();
+  auto fused_out = std::make_unique<mha::tensor<float, B, N, 768>>();
+  std::mt19937 rng(769);
+  mha_test::fill_uniform(*x, rng, 1.0);
+  bool zero_init = false;
+  auto run = [&] {
+    model = std::make_unique<model_t>();  // value-initialised in place: all zeros
+    zero_init = model->w_value.bias(767) == 0.0f && model->out_proj.weight(767, 767) == 0.0f &&
+                model->dropout == 0.0f;
+    mha_test::randomize(*model, rng);
+    model->dropout = 0.125f;
+    fused = std::make_unique<fused_t>();
+    mha::fuse_qkv(*model, *fused);
+    auto ws = std::make_unique<model_t::workspace<B, N>>();
+    model->forward(*x, *out, *ws);
+    auto fused_ws = std::make_unique<fused_t::workspace<B, N>>();
+    fused->forward(*x, *fused_out, *fused_ws);
+  };
+  REQUIRE(run_on_stack(run, std::size_t{1} << 20));
+  REQUIRE(zero_init);
+  // The fused weight is [W_query; W_key; W_value], the biases likewise.
+  for (const std::size_t r : {std::size_t{0}, std::size_t{383}, std::size_t{767}})
+    for (const std::size_t c : {std::size_t{0}, std::size_t{767}}) {
+      REQUIRE(fused->w_qkv.weight(r, c) == model->w_query.weight(r, c));
+      REQUIRE(fused->w_qkv.weight(768 + r, c) == model->w_key.weight(r, c));
+      REQUIRE(fused->w_qkv.weight(2 * 768 + r, c) == model->w_value.weight(r, c));
+    }
+  REQUIRE(mha_test::same_bits(fused->w_qkv.bias.data() + 2 * 768, model->w_value.bias.data(), 768));
+  REQUIRE(mha_test::same_bits(fused->out_proj.weight, model->out_proj.weight));
+  REQUIRE(fused->dropout == 0.125f);
+  REQUIRE(mha_test::all_finite(out->data(), out->size));
+  REQUIRE(mha_test::same_bits(*fused_out, *out));
 }

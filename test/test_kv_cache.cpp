@@ -179,12 +179,13 @@ template <class M>
 constexpr bool has_fused_twin = module_name<M>() == "multi_head_attention" &&
                                 !std::is_same_v<typename fused_of<M>::type, M>;
 
-/// mha::fuse_qkv(m) on the heap (the GPT-2 size model is 9.4 MB: the result
-/// initialises the new object directly, no stack temporary).
+/// The fused twin of m on the heap, written in place by mha::fuse_qkv(m, out)
+/// (the GPT-2 size model is 9.4 MB: no stack temporary).
 template <class M>
 std::unique_ptr<typename fused_of<M>::type> make_fused(const M& m) {
-  using F = typename fused_of<M>::type;
-  return std::unique_ptr<F>(new F(mha::fuse_qkv(m)));
+  auto f = std::make_unique<typename fused_of<M>::type>();
+  mha::fuse_qkv(m, *f);
+  return f;
 }
 
 // ------------------------------------------------------------------ one fixed-size run

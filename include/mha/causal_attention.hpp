@@ -42,7 +42,7 @@ namespace mha {
 template <class T, std::size_t DIn, std::size_t DOut, std::size_t ContextLength,
           bool QkvBias = false>
 struct causal_attention {
-  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>,
+  static_assert(detail::float_or_double<T>,
                 "mha::causal_attention: T must be float or double");
   static_assert(detail::greater_than_zero<DIn>, "mha::causal_attention: DIn must be greater than 0");
   static_assert(detail::greater_than_zero<DOut>,
@@ -105,13 +105,19 @@ struct causal_attention {
   template <std::size_t H>
   using weight_head_layout = weight_split_layout<H, 1, DOut, DIn>;
 
-  linear<T, detail::at_least_1<DIn>, detail::at_least_1<DOut>, QkvBias>
+  linear<detail::element_or_float<T>, detail::at_least_1<DIn>, detail::at_least_1<DOut>, QkvBias>
       w_query;  ///< W_query: weight [DOut][DIn]
-  linear<T, detail::at_least_1<DIn>, detail::at_least_1<DOut>, QkvBias>
+  linear<detail::element_or_float<T>, detail::at_least_1<DIn>, detail::at_least_1<DOut>, QkvBias>
       w_key;  ///< W_key: weight [DOut][DIn]
-  linear<T, detail::at_least_1<DIn>, detail::at_least_1<DOut>, QkvBias>
+  linear<detail::element_or_float<T>, detail::at_least_1<DIn>, detail::at_least_1<DOut>, QkvBias>
       w_value;  ///< W_value: weight [DOut][DIn]
   T dropout = T(0);                       ///< dropout probability (training only)
+  static_assert(detail::within_inline_limit<3 * sizeof(w_query) + sizeof(T),
+                                            detail::max_inline_bytes, sizeof(w_query)>,
+                "mha::causal_attention: sizeof exceeds MHA_MAX_INLINE_BYTES (the numbers: sizeof, "
+                "limit); the limit refuses the type wherever the object lives, like Eigen's stack "
+                "allocation limit: keep large models in owned storage (std::make_unique) in code "
+                "built without MHA_MAX_INLINE_BYTES, or use mha::dynamic");
 
   /// Assigning a causal_attention of another element type, shape or bias
   /// setting (e.g. to a wrapper's head<H>()) is a compile-time error with our

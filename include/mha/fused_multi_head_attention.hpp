@@ -18,6 +18,25 @@
 
 namespace mha {
 
+namespace detail {
+/// Part (0 query, 1 key, 2 value) of fused_multi_head_attention's layouts,
+/// after checking it (0 when the check failed, so that it is the one error).
+template <std::size_t Part>
+consteval std::size_t fused_part() noexcept {
+  static_assert(detail::index_below<Part, 3>,
+                "mha::fused_multi_head_attention: Part must be 0 (query), 1 (key) or 2 (value)");
+  return clamp_index<Part, 3>;
+}
+/// Block Part * NumHeads + H of the 3 * NumHeads row (or column) blocks of the
+/// fused weight (or product), after checking Part and H.
+template <std::size_t Part, std::size_t H, std::size_t NumHeads>
+consteval std::size_t fused_head_block() noexcept {
+  static_assert(detail::index_below<H, NumHeads>,
+                "mha::fused_multi_head_attention: head index H must be less than NumHeads");
+  return fused_part<Part>() * at_least_1<NumHeads> + clamp_index<H, NumHeads>;
+}
+}  // namespace detail
+
 /// The book's MultiHeadAttention (Raschka, section 3.6.2) with the packed QKV
 /// storage of torch.nn.MultiheadAttention (`in_proj_weight`) and GPT-2
 /// (`c_attn`): one Linear `w_qkv` with weight [3*DOut][DIn] whose row blocks
@@ -41,18 +60,29 @@ namespace mha {
 ///
 /// Members: `w_qkv` (linear<T, DIn, 3*DOut, QkvBias>), `out_proj`
 /// (linear<T, DOut, DOut, true>), `dropout`. An aggregate; value-initialised
-/// weights are zero. Compile-time errors as multi_head_attention.
+/// weights are zero. At GPT-2 size it is 9.4 MB: keep it in owned storage
+/// (std::make_unique) and fill it with fuse_qkv(m, out) or the loader.
+///
+/// Compile-time errors ("mha::fused_multi_head_attention: ...", one per
+/// mistake, the shared contracts of detail/contracts.hpp): T not float or
+/// double; DIn, DOut, ContextLength or NumHeads zero; DOut not divisible by
+/// NumHeads; head_weights<H>() or a layout with H >= NumHeads or Part > 2;
+/// above MHA_MAX_INLINE_BYTES when defined; and those of forward
+/// (MHA_DETAIL_FORWARD_OVERLOADS).
 template <class T, std::size_t DIn, std::size_t DOut, std::size_t ContextLength,
           std::size_t NumHeads, bool QkvBias = false>
 struct fused_multi_head_attention {
-  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>,
+  static_assert(detail::float_or_double<T>,
                 "mha::fused_multi_head_attention: T must be float or double");
-  static_assert(DIn > 0, "mha::fused_multi_head_attention: DIn must be greater than 0");
-  static_assert(DOut > 0, "mha::fused_multi_head_attention: DOut must be greater than 0");
-  static_assert(ContextLength > 0,
+  static_assert(detail::greater_than_zero<DIn>,
+                "mha::fused_multi_head_attention: DIn must be greater than 0");
+  static_assert(detail::greater_than_zero<DOut>,
+                "mha::fused_multi_head_attention: DOut must be greater than 0");
+  static_assert(detail::greater_than_zero<ContextLength>,
                 "mha::fused_multi_head_attention: ContextLength must be greater than 0");
-  static_assert(NumHeads > 0, "mha::fused_multi_head_attention: NumHeads must be greater than 0");
-  static_assert(NumHeads == 0 || DOut % NumHeads == 0,
+  static_assert(detail::greater_than_zero<NumHeads>,
+                "mha::fused_multi_head_attention: NumHeads must be greater than 0");
+  static_assert(detail::divisible_by<DOut, detail::at_least_1<NumHeads>>,
                 "mha::fused_multi_head_attention: DOut must be divisible by NumHeads");
 
   using value_type = T;
@@ -60,30 +90,58 @@ struct fused_multi_head_attention {
   static constexpr std::size_t d_out = DOut;
   static constexpr std::size_t context_length = ContextLength;
   static constexpr std::size_t num_heads = NumHeads;
-  static constexpr std::size_t head_dim = DOut / (NumHeads == 0 ? 1 : NumHeads);
+  static constexpr std::size_t head_dim = DOut / (NumHeads == 0 ? 1 : NumHeads);  ///< DOut/NumHeads
+
+ private:
+  // Sizes for the member types that stay valid when a contract above failed
+  // (so that only that static_assert is reported); equal to DIn, head_dim,
+  // NumHeads and DOut for every valid instantiation (as in multi_head_attention).
+  static constexpr std::size_t layout_d_in_ = detail::at_least_1<DIn>;
+  static constexpr std::size_t layout_head_dim_ = detail::quotient_or_1<DOut, NumHeads>;
+  static constexpr std::size_t layout_num_heads_ = detail::at_least_1<NumHeads>;
+  static constexpr std::size_t layout_d_out_ = layout_head_dim_ * layout_num_heads_;
+
+ public:
   static constexpr std::size_t output_width = DOut;
   static constexpr bool qkv_bias = QkvBias;
   /// Same count as multi_head_attention: 3*(DOut*DIn + (QkvBias ? DOut : 0)) + DOut*DOut + DOut.
   static constexpr std::size_t parameter_count =
-      linear<T, DIn, 3 * DOut, QkvBias>::parameter_count + linear<T, DOut, DOut, true>::parameter_count;
+      3 * (DOut * DIn + (QkvBias ? DOut : 0)) + DOut * DOut + DOut;
   /// sqrt(head_dim) as a T: the scores are divided by it.
-  static constexpr T score_divisor = detail::sqrt(static_cast<T>(head_dim));
+  static constexpr T score_divisor = detail::sqrt(static_cast<T>(layout_head_dim_));
 
   /// Layout of block `Part` (0 query, 1 key, 2 value) of the fused weight: rows
-  /// [Part*DOut, (Part+1)*DOut) of [3*DOut][DIn].
+  /// [Part*DOut, (Part+1)*DOut) of [3*DOut][DIn]. Error if Part > 2.
   template <std::size_t Part>
-  using qkv_weight_layout = weight_split_layout<Part, 3, 3 * DOut, DIn>;
+  using qkv_weight_layout =
+      weight_split_layout<detail::fused_part<Part>(), 3, 3 * layout_d_out_, layout_d_in_>;
   /// Layout of head H's rows of block Part: rows [Part*DOut + H*head_dim, ... + head_dim).
+  /// Error if Part > 2 or H >= NumHeads.
   template <std::size_t Part, std::size_t H>
-  using head_weight_layout = weight_split_layout<Part * NumHeads + H, 3 * NumHeads, 3 * DOut, DIn>;
+  using head_weight_layout =
+      weight_split_layout<detail::fused_head_block<Part, H, NumHeads>(), 3 * layout_num_heads_,
+                          3 * layout_d_out_, layout_d_in_>;
   /// Layout of head H's queries (Part 0), keys (1) or values (2) inside the
-  /// fused [Batch][Tokens][3*DOut] product: a head_layout with 3*NumHeads blocks.
+  /// fused [Batch][Tokens][3*DOut] product: a head_layout with 3*NumHeads
+  /// blocks. Error if Part > 2 or H >= NumHeads.
   template <std::size_t Part, std::size_t H, std::size_t Batch, std::size_t Tokens>
-  using qkv_head_layout = head_layout<Part * NumHeads + H, 3 * NumHeads, Batch, Tokens, 3 * DOut>;
+  using qkv_head_layout = head_layout<detail::fused_head_block<Part, H, NumHeads>(),
+                                      3 * layout_num_heads_, Batch, Tokens, 3 * layout_d_out_>;
 
-  linear<T, DIn, 3 * DOut, QkvBias> w_qkv;  ///< weight [3*DOut][DIn] = [W_query; W_key; W_value]
-  linear<T, DOut, DOut, true> out_proj;     ///< out_proj: weight [DOut][DOut], bias [DOut]
-  T dropout = T(0);                         ///< dropout probability (training only)
+  linear<detail::element_or_float<T>, layout_d_in_, 3 * layout_d_out_, QkvBias>
+      w_qkv;  ///< weight [3*DOut][DIn] = [W_query; W_key; W_value], bias [3*DOut] if QkvBias
+  linear<detail::element_or_float<T>, layout_d_out_, layout_d_out_, true>
+      out_proj;      ///< out_proj: weight [DOut][DOut], bias [DOut]
+  T dropout = T(0);  ///< dropout probability (training only)
+  static_assert(
+      detail::within_inline_limit<sizeof(w_qkv) + sizeof(out_proj) + sizeof(T),
+                                  detail::max_inline_bytes,
+                                  (sizeof(w_qkv) > sizeof(out_proj) ? sizeof(w_qkv)
+                                                                    : sizeof(out_proj))>,
+      "mha::fused_multi_head_attention: sizeof exceeds MHA_MAX_INLINE_BYTES (the numbers: sizeof, "
+      "limit); the limit refuses the type wherever the object lives, like Eigen's stack allocation "
+      "limit: keep large models in owned storage (std::make_unique) in code built without "
+      "MHA_MAX_INLINE_BYTES, or use mha::dynamic");
 
   /// W_query: read-only [DOut][DIn] view of rows [0, DOut) of w_qkv.weight.
   constexpr auto w_query() const noexcept { return block_view<const T, qkv_weight_layout<0>>(w_qkv.weight); }
@@ -102,18 +160,21 @@ struct fused_multi_head_attention {
   /// W_query, W_key and W_value inside the fused weight. Error if H >= NumHeads.
   template <std::size_t H>
   struct head_weights_type {
-    block_view<const T, head_weight_layout<0, H>> query;
-    block_view<const T, head_weight_layout<1, H>> key;
-    block_view<const T, head_weight_layout<2, H>> value;
+    static_assert(detail::index_below<H, NumHeads>,
+                  "mha::fused_multi_head_attention::head_weights: head index H must be less than "
+                  "NumHeads");
+    static constexpr std::size_t h_ = detail::clamp_index<H, NumHeads>;
+    block_view<const T, head_weight_layout<0, h_>> query;
+    block_view<const T, head_weight_layout<1, h_>> key;
+    block_view<const T, head_weight_layout<2, h_>> value;
   };
-  /// Head H's weight split (see head_weights_type).
+  /// Head H's weight split (see head_weights_type). Error if H >= NumHeads.
   template <std::size_t H>
   constexpr head_weights_type<H> head_weights() const noexcept {
-    static_assert(H < NumHeads,
-                  "mha::fused_multi_head_attention::head_weights: H must be less than NumHeads");
-    return {block_view<const T, head_weight_layout<0, H>>(w_qkv.weight),
-            block_view<const T, head_weight_layout<1, H>>(w_qkv.weight),
-            block_view<const T, head_weight_layout<2, H>>(w_qkv.weight)};
+    constexpr std::size_t h = detail::clamp_index<H, NumHeads>;
+    return {block_view<const T, head_weight_layout<0, h>>(w_qkv.weight),
+            block_view<const T, head_weight_layout<1, h>>(w_qkv.weight),
+            block_view<const T, head_weight_layout<2, h>>(w_qkv.weight)};
   }
 
  private:
@@ -130,7 +191,8 @@ struct fused_multi_head_attention {
   constexpr auto spec_() const noexcept {
     constexpr std::size_t block = DOut * DIn;
     return detail::make_spec<T>(
-        detail::size_c<DIn>{}, detail::size_c<head_dim>{}, detail::size_c<NumHeads>{},
+        detail::size_c<DIn>{}, detail::size_c<layout_head_dim_>{},
+        detail::size_c<layout_num_heads_>{},
         detail::size_c<1>{},
         [this](auto) {
           return detail::qkv_weights<T, decltype(part_bias_(0))>{
@@ -146,22 +208,52 @@ struct fused_multi_head_attention {
   MHA_DETAIL_FORWARD_OVERLOADS("fused_multi_head_attention")
 };
 
-/// The fused twin of `m`: w_qkv.weight = [m.w_query.weight; m.w_key.weight;
-/// m.w_value.weight] (and the biases likewise), same out_proj and dropout. The
-/// result computes bit-identical outputs. Usable in constant expressions.
+/// Writes the fused twin of `m` into caller-owned `out`: out.w_qkv.weight =
+/// [m.w_query.weight; m.w_key.weight; m.w_value.weight] ([3*DOut][DIn]; the
+/// biases likewise when QkvBias), out.out_proj = m.out_proj, out.dropout =
+/// m.dropout; every member of `out` is overwritten. `out` then computes
+/// bit-identical outputs to `m`. Nothing model-sized passes through the stack,
+/// so this is the form for large models:
+///
+///   auto fused = std::make_unique<mha::fused_multi_head_attention<float, 768, 768, 1024, 12>>();
+///   mha::fuse_qkv(*model, *fused);   // GPT-2 size: 9.4 MB, heap to heap
+///
+/// Precondition: `out` and `m` do not overlap. Usable in constant expressions.
+template <class T, std::size_t DIn, std::size_t DOut, std::size_t ContextLength,
+          std::size_t NumHeads, bool QkvBias>
+constexpr void fuse_qkv(
+    const multi_head_attention<T, DIn, DOut, ContextLength, NumHeads, QkvBias>& m,
+    fused_multi_head_attention<T, DIn, DOut, ContextLength, NumHeads, QkvBias>& out) noexcept {
+  const linear<T, DIn, DOut, QkvBias>* parts[3] = {&m.w_query, &m.w_key, &m.w_value};
+  for (std::size_t p = 0; p < 3; ++p) {
+    for (std::size_t i = 0; i < DOut * DIn; ++i)
+      out.w_qkv.weight.elements[p * DOut * DIn + i] = parts[p]->weight.elements[i];
+    if constexpr (QkvBias)
+      for (std::size_t i = 0; i < DOut; ++i)
+        out.w_qkv.bias.elements[p * DOut + i] = parts[p]->bias.elements[i];
+  }
+  out.out_proj = m.out_proj;
+  out.dropout = m.dropout;
+}
+
+/// The fused twin of `m` (see fuse_qkv(m, out)), returned by value: for small
+/// models and constant expressions (`constexpr auto f = mha::fuse_qkv(m);`).
+/// The result is a temporary on the stack (also in `std::make_unique<F>(fuse_qkv(m))`),
+/// so a model larger than MHA_STACK_WORKSPACE_LIMIT bytes (4 MiB by default; GPT-2's
+/// attention is 9.4 MB) is a compile-time error: "mha::fuse_qkv: the fused model
+/// exceeds MHA_STACK_WORKSPACE_LIMIT bytes ..."; use fuse_qkv(m, out) with `out` in
+/// owned storage.
 template <class T, std::size_t DIn, std::size_t DOut, std::size_t ContextLength,
           std::size_t NumHeads, bool QkvBias>
 constexpr fused_multi_head_attention<T, DIn, DOut, ContextLength, NumHeads, QkvBias> fuse_qkv(
     const multi_head_attention<T, DIn, DOut, ContextLength, NumHeads, QkvBias>& m) noexcept {
-  fused_multi_head_attention<T, DIn, DOut, ContextLength, NumHeads, QkvBias> f{};
-  const linear<T, DIn, DOut, QkvBias>* parts[3] = {&m.w_query, &m.w_key, &m.w_value};
-  for (std::size_t p = 0; p < 3; ++p) {
-    for (std::size_t i = 0; i < DOut * DIn; ++i) f.w_qkv.weight.elements[p * DOut * DIn + i] = parts[p]->weight.elements[i];
-    if constexpr (QkvBias)
-      for (std::size_t i = 0; i < DOut; ++i) f.w_qkv.bias.elements[p * DOut + i] = parts[p]->bias.elements[i];
-  }
-  f.out_proj = m.out_proj;
-  f.dropout = m.dropout;
+  using fused = fused_multi_head_attention<T, DIn, DOut, ContextLength, NumHeads, QkvBias>;
+  static_assert(detail::at_most<sizeof(fused), MHA_STACK_WORKSPACE_LIMIT>,
+                "mha::fuse_qkv: the fused model exceeds MHA_STACK_WORKSPACE_LIMIT bytes, too large "
+                "to return by value (a stack temporary); use fuse_qkv(m, out) with out in owned "
+                "storage (std::make_unique)");
+  fused f{};
+  if constexpr (sizeof(fused) <= MHA_STACK_WORKSPACE_LIMIT) fuse_qkv(m, f);
   return f;
 }
 

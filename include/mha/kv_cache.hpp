@@ -5,6 +5,7 @@
 
 #include <mha/config.hpp>
 #include <mha/detail/attention.hpp>
+#include <mha/detail/contracts.hpp>
 
 namespace mha {
 
@@ -69,6 +70,12 @@ class kv_cache {
   T key_t_[Batch * width * Capacity];
   T value_[Batch * Capacity * width];
   std::size_t size_ = 0;
+  static_assert(detail::within_inline_limit<sizeof(key_t_) + sizeof(value_) + sizeof(size_),
+                                            detail::max_inline_bytes>,
+                "mha::kv_cache: sizeof exceeds MHA_MAX_INLINE_BYTES (the numbers: sizeof, limit); "
+                "the limit refuses the type wherever the object lives, like Eigen's stack "
+                "allocation limit: keep large caches in owned storage (std::make_unique) in code "
+                "built without MHA_MAX_INLINE_BYTES, or use mha::dynamic");
 };
 
 namespace detail {

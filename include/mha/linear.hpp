@@ -37,65 +37,111 @@ constexpr bool check_linear_input() noexcept {
   return std::is_same_v<U, T> && Last == In;
 }
 
-/// Shared compile-time checks and body of linear<...>::forward.
+/// Shared compile-time checks and body of linear<...>::forward: y = x W^T (+ b)
+/// returned by value, so its size is bounded by MHA_STACK_WORKSPACE_LIMIT.
 template <class T, std::size_t In, std::size_t Out, class Bias, class U, std::size_t... E>
 constexpr auto linear_forward(const T* weight, Bias bias, const tensor<U, E...>& x) noexcept {
   using X = tensor<U, E...>;
+  using Y = with_last_extent_t<tensor<T, E...>, Out>;
   constexpr bool ok = check_linear_input<U, T, X::extents[X::rank - 1], In>();
-  with_last_extent_t<tensor<T, E...>, Out> y;
-  if constexpr (ok)
-    linear_rows(x.data(), size_c<X::size / In>{}, size_c<In>{}, weight, bias, size_c<Out>{},
-                y.data());
+  Y y;
+  if constexpr (ok && within_inline_limit<sizeof(Y), max_inline_bytes>) {
+    // (above MHA_MAX_INLINE_BYTES, Y's own static_assert has reported it)
+    static_assert(at_most<sizeof(Y), MHA_STACK_WORKSPACE_LIMIT>,
+                  "mha::linear::forward: the output exceeds MHA_STACK_WORKSPACE_LIMIT bytes, too "
+                  "large to return by value; use apply_rows(x, rows, y) into caller-owned storage");
+    if constexpr (sizeof(Y) <= MHA_STACK_WORKSPACE_LIMIT)
+      linear_rows(x.data(), size_c<X::size / In>{}, size_c<In>{}, weight, bias, size_c<Out>{},
+                  y.data());
+  }
   return y;
 }
+
+/// The data members of linear<T, In, Out, Bias>: `weight` [Out][In] and, only
+/// when Bias, `bias` [Out]. The one thing the two settings do not share, so
+/// that every check, constant and function of mha::linear is written once.
+/// (`element_or_float` and `at_least_1` keep an invalid T or a zero size down
+/// to linear's one error; they are the identity for every valid layer.)
+template <class T, std::size_t In, std::size_t Out, bool Bias>
+struct linear_parameters {
+  tensor<element_or_float<T>, at_least_1<Out>, at_least_1<In>>
+      weight;                                       ///< [out_features][in_features]
+  tensor<element_or_float<T>, at_least_1<Out>> bias;  ///< [out_features]
+};
+/// A layer without bias: `weight` only, no `bias` member (nothing is added to
+/// the layout: sizeof is that of the weight).
+template <class T, std::size_t In, std::size_t Out>
+struct linear_parameters<T, In, Out, false> {
+  tensor<element_or_float<T>, at_least_1<Out>, at_least_1<In>>
+      weight;  ///< [out_features][in_features]
+};
 }  // namespace detail
 
 /// torch.nn.Linear(InFeatures, OutFeatures, bias=Bias) with fixed sizes:
-/// y = x * weight^T + bias (PyTorch docs, torch.nn.Linear).
+/// y = x * weight^T + bias (PyTorch docs, torch.nn.Linear), or y = x * weight^T
+/// without bias.
 ///
 /// Members: `weight` [OutFeatures][InFeatures] (PyTorch layout, row o holds
 /// the weights of output feature o) and, only when `Bias`, `bias`
-/// [OutFeatures]. An aggregate: `linear<float, 3, 2> l{};` is all zeros.
-/// Compile-time errors ("mha::linear: ..."): InFeatures or OutFeatures zero;
-/// forward with an input of another element type or whose last extent is not
-/// InFeatures; a weight or bias tensor of another shape (see mha::tensor).
+/// [OutFeatures] (both in the base detail::linear_parameters, the only part
+/// that depends on Bias). An aggregate: `linear<float, 3, 2> l{};` is all
+/// zeros, `linear<float, 3, 2> l{w, b};` takes a weight and a bias tensor.
+/// Compile-time errors ("mha::linear: ..."), one per mistake: T not float or
+/// double; InFeatures or OutFeatures zero; forward with an input of another
+/// element type or whose last extent is not InFeatures; a by-value forward
+/// output above MHA_STACK_WORKSPACE_LIMIT; a layer above MHA_MAX_INLINE_BYTES
+/// (when defined); assigning a layer of another type; a weight or bias tensor
+/// of another shape (see mha::tensor).
 template <class T, std::size_t InFeatures, std::size_t OutFeatures, bool Bias = true>
-struct linear {
-  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>,
-                "mha::linear: T must be float or double");
+struct linear : detail::linear_parameters<T, InFeatures, OutFeatures, Bias> {
+  static_assert(detail::float_or_double<T>, "mha::linear: T must be float or double");
   static_assert(detail::greater_than_zero<InFeatures>,
                 "mha::linear: InFeatures must be greater than 0");
   static_assert(detail::greater_than_zero<OutFeatures>,
                 "mha::linear: OutFeatures must be greater than 0");
+  static_assert(
+      detail::within_inline_limit<sizeof(detail::linear_parameters<T, InFeatures, OutFeatures,
+                                                                   Bias>),
+                                  detail::max_inline_bytes,
+                                  sizeof(detail::linear_parameters<T, InFeatures, OutFeatures,
+                                                                   Bias>::weight)>,
+      "mha::linear: sizeof exceeds MHA_MAX_INLINE_BYTES (the numbers: sizeof, limit); the limit "
+      "refuses the type wherever the object lives, like Eigen's stack allocation limit: keep large "
+      "layers in owned storage (std::make_unique) in code built without MHA_MAX_INLINE_BYTES, or "
+      "use mha::dynamic");
   using value_type = T;
   static constexpr std::size_t in_features = InFeatures;
   static constexpr std::size_t out_features = OutFeatures;
   static constexpr bool has_bias = Bias;
-  static constexpr std::size_t parameter_count = OutFeatures * InFeatures + OutFeatures;
+  /// OutFeatures * InFeatures weights, plus OutFeatures biases when Bias.
+  static constexpr std::size_t parameter_count =
+      OutFeatures * InFeatures + (Bias ? OutFeatures : 0);
 
-  /// [out_features][in_features] (the `at_least_1` only keeps a zero size
-  /// down to the one error above; it is the identity for valid sizes).
-  tensor<T, detail::at_least_1<OutFeatures>, detail::at_least_1<InFeatures>> weight;
-  tensor<T, detail::at_least_1<OutFeatures>> bias;  ///< [out_features]
-
-  /// y[..][o] = bias[o] + sum_i x[..][i] * weight[o][i], for x of any rank
-  /// whose last extent is InFeatures; returns the same shape with last extent
-  /// OutFeatures. Rows of y: [rows][OutFeatures] with rows = x.size / In.
+  /// y[..][o] = bias[o] (when Bias) + sum_i x[..][i] * weight[o][i], for x of
+  /// any rank whose last extent is InFeatures; returns the same shape with
+  /// last extent OutFeatures (by value: at most MHA_STACK_WORKSPACE_LIMIT
+  /// bytes, else a compile-time error; use apply_rows for large outputs).
+  /// Rows of y: [rows][OutFeatures] with rows = x.size / In.
   template <class U, std::size_t... E>
   constexpr auto forward(const tensor<U, E...>& x) const noexcept {
-    return detail::linear_forward<T, InFeatures, OutFeatures>(
-        weight.data(), detail::present_bias<T>{bias.data()}, x);
+    if constexpr (valid_)
+      return detail::linear_forward<T, InFeatures, OutFeatures>(this->weight.data(), bias_(), x);
+    else  // the class's static_assert has reported the mistake
+      return detail::with_last_extent_t<tensor<detail::element_or_float<T>, E...>,
+                                        detail::at_least_1<OutFeatures>>{};
   }
   /// Same as forward(x).
   template <class U, std::size_t... E>
   constexpr auto operator()(const tensor<U, E...>& x) const noexcept {
     return forward(x);
   }
-  /// Applies the layer to `rows` contiguous rows: x [rows][In] -> y [rows][Out].
+  /// Applies the layer to `rows` contiguous rows: x [rows][In] -> y [rows][Out]
+  /// (caller-owned y, any size).
   template <class Rows>
   constexpr void apply_rows(const T* x, Rows rows, T* y) const noexcept {
-    detail::linear_rows(x, rows, detail::size_c<InFeatures>{}, weight.data(),
-                        detail::present_bias<T>{bias.data()}, detail::size_c<OutFeatures>{}, y);
+    if constexpr (valid_)
+      detail::linear_rows(x, rows, detail::size_c<InFeatures>{}, this->weight.data(), bias_(),
+                          detail::size_c<OutFeatures>{}, y);
   }
   /// Assigning a linear layer of another element type, shape or bias setting
   /// is a compile-time error with our message (instead of "no match for
@@ -117,60 +163,18 @@ struct linear {
                   "type, shape or bias setting");
     return {};
   }
-};
 
-/// torch.nn.Linear(InFeatures, OutFeatures, bias=False): y = x * weight^T.
-/// Member `weight` [OutFeatures][InFeatures]; no `bias` member.
-template <class T, std::size_t InFeatures, std::size_t OutFeatures>
-struct linear<T, InFeatures, OutFeatures, false> {
-  static_assert(detail::greater_than_zero<InFeatures>,
-                "mha::linear: InFeatures must be greater than 0");
-  static_assert(detail::greater_than_zero<OutFeatures>,
-                "mha::linear: OutFeatures must be greater than 0");
-  using value_type = T;
-  static constexpr std::size_t in_features = InFeatures;
-  static constexpr std::size_t out_features = OutFeatures;
-  static constexpr bool has_bias = false;
-  static constexpr std::size_t parameter_count = OutFeatures * InFeatures;
-
-  /// [out_features][in_features]
-  tensor<T, detail::at_least_1<OutFeatures>, detail::at_least_1<InFeatures>> weight;
-
-  /// y[..][o] = sum_i x[..][i] * weight[o][i] (see the Bias = true overload).
-  template <class U, std::size_t... E>
-  constexpr auto forward(const tensor<U, E...>& x) const noexcept {
-    return detail::linear_forward<T, InFeatures, OutFeatures>(weight.data(), nullptr, x);
-  }
-  /// Same as forward(x).
-  template <class U, std::size_t... E>
-  constexpr auto operator()(const tensor<U, E...>& x) const noexcept {
-    return forward(x);
-  }
-  /// Applies the layer to `rows` contiguous rows: x [rows][In] -> y [rows][Out].
-  template <class Rows>
-  constexpr void apply_rows(const T* x, Rows rows, T* y) const noexcept {
-    detail::linear_rows(x, rows, detail::size_c<InFeatures>{}, weight.data(),
-                        nullptr, detail::size_c<OutFeatures>{}, y);
-  }
-  /// Assigning a linear layer of another element type, shape or bias setting
-  /// is a compile-time error with our message (instead of "no match for
-  /// operator="); same-type assignment uses the implicit copy assignment.
-  template <class U, std::size_t I, std::size_t O, bool B>
-  constexpr linear& operator=(const linear<U, I, O, B>&) noexcept {
-    static_assert(detail::same_module_type<linear<U, I, O, B>, linear>,
-                  "mha::linear: cannot assign a linear layer of a different element type, shape "
-                  "or bias setting");
-    return *this;
-  }
-  /// Initialising a linear layer from one of another type is a compile-time
-  /// error with our message, like assignment.
-  template <class U, std::size_t I, std::size_t O, bool B>
-    requires(!std::is_same_v<linear<U, I, O, B>, linear>)
-  constexpr operator linear<U, I, O, B>() const noexcept {
-    static_assert(detail::same_module_type<linear, linear<U, I, O, B>>,
-                  "mha::linear: cannot initialise a linear layer from one of a different element "
-                  "type, shape or bias setting");
-    return {};
+ private:
+  /// The class-level contracts hold (else no kernel is instantiated, so the
+  /// failed contract stays the only error).
+  static constexpr bool valid_ =
+      detail::float_or_double<T> && InFeatures > 0 && OutFeatures > 0;
+  /// The bias argument of the kernels: the bias, or none.
+  constexpr auto bias_() const noexcept {
+    if constexpr (Bias)
+      return detail::present_bias<T>{this->bias.data()};
+    else
+      return nullptr;
   }
 };
 

@@ -51,7 +51,7 @@ namespace mha {
 template <class T, std::size_t DIn, std::size_t DOut, std::size_t ContextLength,
           std::size_t NumHeads, bool QkvBias = false>
 struct multi_head_attention {
-  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>,
+  static_assert(detail::float_or_double<T>,
                 "mha::multi_head_attention: T must be float or double");
   static_assert(detail::greater_than_zero<DIn>,
                 "mha::multi_head_attention: DIn must be greater than 0");
@@ -140,15 +140,24 @@ struct multi_head_attention {
   template <std::size_t H>
   using weight_head_layout = weight_split_layout<H, NumHeads, DOut, DIn>;
 
-  linear<T, detail::at_least_1<DIn>, layout_d_out_, QkvBias>
+  linear<detail::element_or_float<T>, detail::at_least_1<DIn>, layout_d_out_, QkvBias>
       w_query;  ///< W_query: weight [DOut][DIn], rows split by head
-  linear<T, detail::at_least_1<DIn>, layout_d_out_, QkvBias>
+  linear<detail::element_or_float<T>, detail::at_least_1<DIn>, layout_d_out_, QkvBias>
       w_key;  ///< W_key: weight [DOut][DIn], rows split by head
-  linear<T, detail::at_least_1<DIn>, layout_d_out_, QkvBias>
+  linear<detail::element_or_float<T>, detail::at_least_1<DIn>, layout_d_out_, QkvBias>
       w_value;  ///< W_value: weight [DOut][DIn], rows split by head
-  linear<T, layout_d_out_, layout_d_out_, true>
+  linear<detail::element_or_float<T>, layout_d_out_, layout_d_out_, true>
       out_proj;  ///< out_proj: weight [DOut][DOut], bias [DOut]
   T dropout = T(0);                       ///< dropout probability (training only)
+  static_assert(
+      detail::within_inline_limit<3 * sizeof(w_query) + sizeof(out_proj) + sizeof(T),
+                                  detail::max_inline_bytes,
+                                  (sizeof(w_query) > sizeof(out_proj) ? sizeof(w_query)
+                                                                      : sizeof(out_proj))>,
+      "mha::multi_head_attention: sizeof exceeds MHA_MAX_INLINE_BYTES (the numbers: sizeof, "
+      "limit); the limit refuses the type wherever the object lives, like Eigen's stack allocation "
+      "limit: keep large models in owned storage (std::make_unique) in code built without "
+      "MHA_MAX_INLINE_BYTES, or use mha::dynamic");
 
   /// Head H's weight split: read-only [head_dim][DIn] views of rows
   /// [H*head_dim, (H+1)*head_dim) of W_query, W_key and W_value.

@@ -115,6 +115,13 @@ struct multi_head_attention_wrapper {
   typename detail::repeated_tuple<head_type,
                                   std::make_index_sequence<detail::at_least_1<NumHeads>>>::type
       heads;
+  static_assert(detail::within_inline_limit<sizeof(heads), detail::max_inline_bytes,
+                                            sizeof(head_type)>,
+                "mha::multi_head_attention_wrapper: sizeof exceeds MHA_MAX_INLINE_BYTES (the "
+                "numbers: sizeof, limit); the limit refuses the type wherever the object lives, "
+                "like Eigen's stack allocation limit: keep large models in owned storage "
+                "(std::make_unique) in code built without MHA_MAX_INLINE_BYTES, or use "
+                "mha::dynamic");
 
   /// Head H (compile-time index). Error if H >= NumHeads.
   template <std::size_t H>

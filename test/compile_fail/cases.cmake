@@ -1,5 +1,6 @@
 # compile-fail cases: "<file stem>|<regex the first error must match>"
-# (the twin of each case is the same file compiled with -DMHA_CF_OK; see docs/diagnostics.md)
+# (the twin of each case is the same file compiled with -DMHA_CF_OK; see docs/diagnostics.md).
+# The first error must match, and it must be the only error (run_case.cmake).
 set(MHA_COMPILE_FAIL_CASES
   "mha_dout_not_divisible|mha::multi_head_attention: DOut must be divisible by NumHeads"
   "mha_zero_heads|mha::multi_head_attention: NumHeads must be greater than 0"
@@ -48,4 +49,42 @@ set(MHA_COMPILE_FAIL_CASES
   "tensor_rank0|mha::tensor: rank must be at least 1"
   "linear_last_extent|mha::linear::forward: input last extent must equal InFeatures"
   "linear_element_type|mha::linear::forward: input element type must equal the layer's T"
+  # mha::linear without bias, mha::dynamic element types, by-value output limit (issue 11, 2.1)
+  "linear_nobias_element_type|mha::linear: T must be float or double"
+  "linear_nobias_int|mha::linear: T must be float or double"
+  "linear_nobias_zero_in|mha::linear: InFeatures must be greater than 0"
+  "linear_output_stack_limit|mha::linear::forward: the output exceeds MHA_STACK_WORKSPACE_LIMIT bytes"
+  "dynamic_linear_element_type|mha::dynamic::linear: T must be float or double"
+  "dynamic_mha_element_type|mha::dynamic::linear: T must be float or double"
+  # every contract of mha::fused_multi_head_attention and fuse_qkv (issue 11, 2.2, 2.3)
+  "fused_element_type|mha::fused_multi_head_attention: T must be float or double"
+  "fused_zero_din|mha::fused_multi_head_attention: DIn must be greater than 0"
+  "fused_zero_dout|mha::fused_multi_head_attention: DOut must be greater than 0"
+  "fused_zero_context_length|mha::fused_multi_head_attention: ContextLength must be greater than 0"
+  "fused_zero_heads|mha::fused_multi_head_attention: NumHeads must be greater than 0"
+  "fused_dout_not_divisible|mha::fused_multi_head_attention: DOut must be divisible by NumHeads"
+  "fused_head_weights_index|mha::fused_multi_head_attention::head_weights: head index H must be less than NumHeads"
+  "fused_head_weight_layout_index|mha::fused_multi_head_attention: head index H must be less than NumHeads"
+  "fused_qkv_head_layout_index|mha::fused_multi_head_attention: head index H must be less than NumHeads"
+  "fused_part_index|mha::fused_multi_head_attention: Part must be 0 \\(query\\), 1 \\(key\\) or 2 \\(value\\)"
+  "fused_forward_element_type|mha::fused_multi_head_attention::forward: input element type must equal the module's T"
+  "fused_forward_rank|mha::fused_multi_head_attention::forward: input must have rank 3 \\[batch\\]\\[tokens\\]\\[d_in\\] or rank 2"
+  "fused_forward_last_extent|mha::fused_multi_head_attention::forward: input last extent must equal DIn"
+  "fused_forward_too_many_tokens|mha::fused_multi_head_attention::forward: token count N must not exceed ContextLength"
+  "fused_forward_output_shape|mha::fused_multi_head_attention::forward: output must be a tensor<T, B, N, output_width>"
+  "fused_forward_workspace_shape|mha::fused_multi_head_attention::forward: workspace must be workspace<B, N>"
+  "fused_forward_n_too_many_tokens|mha::fused_multi_head_attention::forward: token count N must not exceed ContextLength"
+  "fused_cached_cache_batch|mha::fused_multi_head_attention::forward: the KV cache must be kv_cache<B> for the input's batch B"
+  "fused_cached_training|mha::fused_multi_head_attention::forward_training: the KV-cache forward is inference only"
+  "fused_forward_stack_limit|mha::fused_multi_head_attention::forward: the workspace for this batch and token count exceeds MHA_STACK_WORKSPACE_LIMIT"
+  "fuse_qkv_by_value_limit|mha::fuse_qkv: the fused model exceeds MHA_STACK_WORKSPACE_LIMIT bytes"
+  # MHA_MAX_INLINE_BYTES (issue 11, 2.4)
+  "inline_limit_model|mha::multi_head_attention: sizeof exceeds MHA_MAX_INLINE_BYTES"
+  "inline_limit_fused|mha::fused_multi_head_attention: sizeof exceeds MHA_MAX_INLINE_BYTES"
+  "inline_limit_wrapper|mha::multi_head_attention_wrapper: sizeof exceeds MHA_MAX_INLINE_BYTES"
+  "inline_limit_causal_attention|mha::causal_attention: sizeof exceeds MHA_MAX_INLINE_BYTES"
+  "inline_limit_linear|mha::linear: sizeof exceeds MHA_MAX_INLINE_BYTES"
+  "inline_limit_tensor|mha::tensor: sizeof exceeds MHA_MAX_INLINE_BYTES"
+  "inline_limit_workspace|mha::workspace: sizeof exceeds MHA_MAX_INLINE_BYTES"
+  "inline_limit_kv_cache|mha::kv_cache: sizeof exceeds MHA_MAX_INLINE_BYTES"
 )

@@ -2,10 +2,12 @@
 #   COMPILER  the C++ compiler to run
 #   SOURCE    the .cpp file
 #   INCLUDES  ;-separated include directories (pass with | instead of ;)
-#   MODE      "fail": the compile must fail; prints the first error line as
-#                     "MHA_CF_FIRST_ERROR: <line>" for PASS_REGULAR_EXPRESSION,
-#                     and "MHA_CF_UNEXPECTED" (the test's FAIL_REGULAR_EXPRESSION)
-#                     if it compiled;
+#   MODE      "fail": the compile must fail with exactly one error (one
+#                     mistake gives one error, docs/diagnostics.md); prints the
+#                     first error line as "MHA_CF_FIRST_ERROR: <line>" for
+#                     PASS_REGULAR_EXPRESSION, and "MHA_CF_UNEXPECTED" (the
+#                     test's FAIL_REGULAR_EXPRESSION) if it compiled or gave
+#                     more than one error;
 #             "ok":   the same file with -DMHA_CF_OK must compile cleanly with
 #                     the project's warning flags (exit code decides).
 string(REPLACE "|" ";" include_list "${INCLUDES}")
@@ -30,4 +32,10 @@ else()
   endif()
   string(REGEX MATCH "[^\n]*: error: [^\n]*" first_error "${out}")
   message("MHA_CF_FIRST_ERROR: ${first_error}")
+  string(REGEX MATCHALL ": error: " errors "${out}")
+  list(LENGTH errors error_count)
+  if(NOT error_count EQUAL 1)
+    message("MHA_CF_UNEXPECTED: ${error_count} errors, but one mistake must give one error")
+    message(FATAL_ERROR "${error_count} errors")
+  endif()
 endif()

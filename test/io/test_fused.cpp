@@ -40,8 +40,18 @@ void check_equivalence(std::uint32_t seed) {
   auto m = std::make_unique<mha::multi_head_attention<T, DIn, DOut, Ctx, H, Bias>>();
   fill_random(*m, seed);
   m->dropout = T(0.25);
-  const auto f = std::make_unique<mha::fused_multi_head_attention<T, DIn, DOut, Ctx, H, Bias>>(
-      mha::fuse_qkv(*m));
+  using F = mha::fused_multi_head_attention<T, DIn, DOut, Ctx, H, Bias>;
+  auto f = std::make_unique<F>();
+  f->dropout = T(0.5);
+  f->w_qkv.weight.elements[0] = T(7);
+  mha::fuse_qkv(*m, *f);  // overwrites every member of *f
+  CHECK(f->dropout == m->dropout);
+  // The by-value form (small models) gives the same object.
+  const auto by_value = std::make_unique<F>(mha::fuse_qkv(*m));
+  CHECK(same_bits(by_value->w_qkv.weight, f->w_qkv.weight));
+  CHECK(same_bits(by_value->out_proj.weight, f->out_proj.weight));
+  CHECK(same_bits(by_value->out_proj.bias, f->out_proj.bias));
+  if constexpr (Bias) CHECK(same_bits(by_value->w_qkv.bias, f->w_qkv.bias));
   // The views see the separate weights.
   for (std::size_t o = 0; o < DOut; ++o)
     for (std::size_t i = 0; i < DIn; ++i) {
@@ -112,7 +122,9 @@ TEST_CASE("fused QKV views are compile-time: a pointer each, writable, usable in
                                          0.7f, 0.2f, 0.1f, 0.05f, 0.8f, 0.5f, 0.4f, 0.1f, 0.9f, 0.5f, 0.8f, 0.6f}};
     const auto a = m.forward(x);
     const auto b = mha::fuse_qkv(m).forward(x);
-    return a == b;
+    mha::fused_multi_head_attention<float, 3, 4, 5, 2, true> fused{};
+    mha::fuse_qkv(m, fused);  // the storage form, also in a constant expression
+    return a == b && a == fused.forward(x);
   }();
   STATIC_REQUIRE(value);
 }

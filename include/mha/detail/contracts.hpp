@@ -26,6 +26,16 @@ struct tensor;
 
 namespace mha::detail {
 
+/// T is float or double (the element types the kernels are written for).
+template <class T>
+inline constexpr bool float_or_double = std::is_same_v<T, float> || std::is_same_v<T, double>;
+
+/// T when float_or_double<T>, else float: the element type of member tensors
+/// of a template whose "T must be float or double" static_assert has fired, so
+/// that the user sees that one error (T itself for every valid instantiation).
+template <class T>
+using element_or_float = std::conditional_t<float_or_double<T>, T, float>;
+
 /// Value > 0.
 template <std::size_t Value>
 inline constexpr bool greater_than_zero = Value > 0;
@@ -113,6 +123,19 @@ inline constexpr std::size_t clamp_index = Index < Count ? Index : 0;
 template <std::size_t Value, std::size_t Divisor>
 inline constexpr std::size_t quotient_or_1 =
     (Divisor == 0 || Value / (Divisor == 0 ? 1 : Divisor) == 0) ? 1 : Value / Divisor;
+
+/// MHA_MAX_INLINE_BYTES (mha/config.hpp) when the user defines it, else no limit.
+#ifdef MHA_MAX_INLINE_BYTES
+inline constexpr std::size_t max_inline_bytes = MHA_MAX_INLINE_BYTES;
+#else
+inline constexpr std::size_t max_inline_bytes = ~std::size_t{0};
+#endif
+
+/// An object of Bytes bytes is within Limit (= MHA_MAX_INLINE_BYTES), or one
+/// of its parts, the largest of which has LargestPart bytes, already exceeds
+/// it (that part's own static_assert reported it: one error per mistake).
+template <std::size_t Bytes, std::size_t Limit, std::size_t LargestPart = 0>
+inline constexpr bool within_inline_limit = Bytes <= Limit || LargestPart > Limit;
 
 /// Always false, for a static_assert in a template that must not be used; the
 /// template arguments show up in the diagnostic.

@@ -8,6 +8,7 @@
 #include <string>
 
 #include <mha/detail/attention.hpp>
+#include <mha/detail/contracts.hpp>
 #include <mha/detail/dynamic_checks.hpp>
 #include <mha/dynamic/kv_cache.hpp>
 #include <mha/dynamic/tensor.hpp>
@@ -21,7 +22,9 @@ namespace mha::detail {
 /// num_heads(), head_dim(), output_width(), a private `check_parameters_(bool training)` (throws
 /// std::invalid_argument for member layers of the wrong shape or a dropout
 /// outside [0, 1]) and a private `spec_()` (its detail::attention_spec with
-/// run-time sizes), and befriends this base.
+/// run-time sizes), and befriends this base. A T other than float or double is
+/// reported once, by the modules' mha::dynamic::linear members ("mha::dynamic::linear:
+/// T must be float or double"); no forward body is instantiated then.
 template <class Derived, class T>
 class dynamic_module {
  public:
@@ -55,6 +58,31 @@ class dynamic_module {
   /// No allocation after the first call with `ws`.
   void forward(const dynamic::tensor<T>& x, dynamic::tensor<T>& out, dynamic::kv_cache<T>& cache,
                dynamic::workspace<T>& ws) const {
+    if constexpr (float_or_double<T>) forward_cached_(x, out, cache, ws);
+  }
+  /// Training-mode forward: dropout (each module's `dropout`, checked in
+  /// [0, 1]) on the attention weights, kept weights scaled by 1/(1-p); the
+  /// same mask as the fixed-size twin for the same seed.
+  dynamic::tensor<T> forward_training(const dynamic::tensor<T>& x, std::uint64_t seed) const {
+    dynamic::workspace<T> ws;
+    return forward_new(x, ws, true, seed);
+  }
+  /// Training-mode forward into `out` with a temporary workspace (allocates).
+  void forward_training(const dynamic::tensor<T>& x, dynamic::tensor<T>& out,
+                        std::uint64_t seed) const {
+    dynamic::workspace<T> ws;
+    run(x, out, ws, true, seed);
+  }
+  /// Training-mode forward into `out`, reusing `ws`.
+  void forward_training(const dynamic::tensor<T>& x, dynamic::tensor<T>& out,
+                        dynamic::workspace<T>& ws, std::uint64_t seed) const {
+    run(x, out, ws, true, seed);
+  }
+
+ private:
+  /// The KV-cache forward (T is float or double).
+  void forward_cached_(const dynamic::tensor<T>& x, dynamic::tensor<T>& out,
+                       dynamic::kv_cache<T>& cache, dynamic::workspace<T>& ws) const {
     const Derived& m = self();
     const auto s = check_dynamic_input(Derived::api, x, m.d_in(), m.context_length());
     check_dynamic_output(Derived::api, x, out, m.output_width());
@@ -84,26 +112,6 @@ class dynamic_module {
                    ws.scores.data(), m.context_length());
     cache.grow_(s.tokens);
   }
-  /// Training-mode forward: dropout (each module's `dropout`, checked in
-  /// [0, 1]) on the attention weights, kept weights scaled by 1/(1-p); the
-  /// same mask as the fixed-size twin for the same seed.
-  dynamic::tensor<T> forward_training(const dynamic::tensor<T>& x, std::uint64_t seed) const {
-    dynamic::workspace<T> ws;
-    return forward_new(x, ws, true, seed);
-  }
-  /// Training-mode forward into `out` with a temporary workspace (allocates).
-  void forward_training(const dynamic::tensor<T>& x, dynamic::tensor<T>& out,
-                        std::uint64_t seed) const {
-    dynamic::workspace<T> ws;
-    run(x, out, ws, true, seed);
-  }
-  /// Training-mode forward into `out`, reusing `ws`.
-  void forward_training(const dynamic::tensor<T>& x, dynamic::tensor<T>& out,
-                        dynamic::workspace<T>& ws, std::uint64_t seed) const {
-    run(x, out, ws, true, seed);
-  }
-
- private:
   const Derived& self() const noexcept { return static_cast<const Derived&>(*this); }
   /// Sizes `ws` for any call on `batch` sequences: the whole-sequence path's
   /// Q, K^T, V and context of context_length tokens (one sequence at a time)
@@ -117,6 +125,11 @@ class dynamic_module {
   /// Checks, then the whole-sequence orchestration (one sequence at a time).
   void run(const dynamic::tensor<T>& x, dynamic::tensor<T>& out, dynamic::workspace<T>& ws,
            bool training, std::uint64_t seed) const {
+    if constexpr (float_or_double<T>) run_(x, out, ws, training, seed);
+  }
+  /// run for T float or double.
+  void run_(const dynamic::tensor<T>& x, dynamic::tensor<T>& out, dynamic::workspace<T>& ws,
+            bool training, std::uint64_t seed) const {
     const Derived& m = self();
     const auto s = check_dynamic_input(Derived::api, x, m.d_in(), m.context_length());
     check_dynamic_output(Derived::api, x, out, m.output_width());

@@ -53,9 +53,10 @@ template <class T, std::size_t W, std::size_t... E>
 struct output_for {
   using S = input_shape<E...>;
   static constexpr std::size_t w = W > 0 ? W : 1;  // W == 0 was reported by the module
-  using type = std::conditional_t<S::rank == 3, tensor<T, (S::batch > 0 ? S::batch : 1),
+  using U = element_or_float<T>;                    // so was a T other than float or double
+  using type = std::conditional_t<S::rank == 3, tensor<U, (S::batch > 0 ? S::batch : 1),
                                                        (S::tokens > 0 ? S::tokens : 1), w>,
-                                  tensor<T, (S::tokens > 0 ? S::tokens : 1), w>>;
+                                  tensor<U, (S::tokens > 0 ? S::tokens : 1), w>>;
 };
 
 template <class T, std::size_t W, class X>
@@ -105,6 +106,11 @@ struct attention_workspace {
     return n;
   }();
   T storage[size];  ///< the intermediates
+  static_assert(detail::within_inline_limit<sizeof(storage), detail::max_inline_bytes>,
+                "mha::workspace: sizeof exceeds MHA_MAX_INLINE_BYTES (the numbers: sizeof, limit); "
+                "the limit refuses the type wherever the object lives, like Eigen's stack "
+                "allocation limit: keep large workspaces in owned storage (std::make_unique) in "
+                "code built without MHA_MAX_INLINE_BYTES, or use mha::dynamic");
   /// Where a KV-cache call's score rows start (after the rows' Q and context).
   static constexpr std::size_t cached_scores_offset = 2 * Batch * Tokens * Width;
   /// Where the general path's score rows start.
@@ -218,17 +224,23 @@ struct attention_workspace {
   template <class U, std::size_t... E, class V, std::size_t... F>                                   \
   constexpr void forward_stack_(const tensor<U, E...>& x, tensor<V, F...>& out,                    \
                                 ::mha::detail::forward_mode mode) const noexcept {                  \
-    if constexpr (check_output_<tensor<U, E...>, tensor<V, F...>>()) {                              \
+    /* (an output or workspace above MHA_MAX_INLINE_BYTES was reported by its own type) */          \
+    if constexpr (check_output_<tensor<U, E...>, tensor<V, F...>>() &&                              \
+                  ::mha::detail::within_inline_limit<sizeof(tensor<V, F...>),                       \
+                                                     ::mha::detail::max_inline_bytes>) {            \
       using S = ::mha::detail::input_shape<E...>;                                                   \
       using ws_t = workspace<S::batch, S::tokens>;                                                  \
-      static_assert(::mha::detail::at_most<sizeof(ws_t), MHA_STACK_WORKSPACE_LIMIT>,                \
-                    "mha::" NAME "::forward: the workspace for this batch and token count "        \
-                    "exceeds MHA_STACK_WORKSPACE_LIMIT bytes; pass a caller-owned workspace: "     \
-                    "forward(x, out, ws)");                                                         \
-      if constexpr (sizeof(ws_t) <= MHA_STACK_WORKSPACE_LIMIT) {                                    \
-        ws_t ws;                                                                                    \
-        run_<S::batch, S::tokens>(x.data(), ::mha::detail::size_c<S::tokens>{}, out.data(), ws,    \
-                                  mode);                                                            \
+      if constexpr (::mha::detail::within_inline_limit<sizeof(ws_t),                                \
+                                                       ::mha::detail::max_inline_bytes>) {          \
+        static_assert(::mha::detail::at_most<sizeof(ws_t), MHA_STACK_WORKSPACE_LIMIT>,              \
+                      "mha::" NAME "::forward: the workspace for this batch and token count "       \
+                      "exceeds MHA_STACK_WORKSPACE_LIMIT bytes; pass a caller-owned workspace: "    \
+                      "forward(x, out, ws)");                                                       \
+        if constexpr (sizeof(ws_t) <= MHA_STACK_WORKSPACE_LIMIT) {                                  \
+          ws_t ws;                                                                                  \
+          run_<S::batch, S::tokens>(x.data(), ::mha::detail::size_c<S::tokens>{}, out.data(), ws,   \
+                                    mode);                                                          \
+        }                                                                                           \
       }                                                                                             \
     }                                                                                               \
   }                                                                                                 \

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include <mha/detail/contracts.hpp>
 #include <mha/detail/kernels.hpp>
 #include <mha/dynamic/tensor.hpp>
 
@@ -16,11 +17,18 @@ namespace mha::dynamic {
 /// (PyTorch layout) and `bias` [out_features] (shape {0} when constructed
 /// without bias). Zero-initialised. Same arithmetic as mha::linear.
 ///
-/// Errors: the constructor throws std::invalid_argument for a zero size;
-/// forward throws std::invalid_argument when x's last extent is not
-/// in_features or when weight/bias were replaced by tensors of another shape.
+/// Errors: T other than float or double is a compile-time error ("mha::dynamic::linear:
+/// T must be float or double", as mha::linear); the constructor throws
+/// std::invalid_argument for a zero size; forward throws std::invalid_argument
+/// when x's last extent is not in_features or when weight/bias were replaced by
+/// tensors of another shape.
 template <class T>
 class linear {
+  static_assert(detail::float_or_double<T>, "mha::dynamic::linear: T must be float or double");
+  /// The element type of the members (T; float after the static_assert above
+  /// failed, so that it stays the one error).
+  using element_type_ = detail::element_or_float<T>;
+
  public:
   using value_type = T;
 
@@ -32,8 +40,8 @@ class linear {
         out_features_(out_features),
         has_bias_(with_bias) {}
 
-  tensor<T> weight;  ///< [out_features][in_features]
-  tensor<T> bias;    ///< [out_features], or shape {0} without bias
+  tensor<element_type_> weight;  ///< tensor<T>: [out_features][in_features]
+  tensor<element_type_> bias;    ///< tensor<T>: [out_features], or shape {0} without bias
 
   std::size_t in_features() const noexcept { return in_features_; }
   std::size_t out_features() const noexcept { return out_features_; }
@@ -63,8 +71,9 @@ class linear {
   /// Checks the weight and bias shapes first (std::invalid_argument).
   void apply_rows(const T* x, std::size_t rows, T* y) const {
     check_parameters();
-    detail::linear_rows(x, rows, in_features_, weight.data(), has_bias_ ? bias.data() : nullptr,
-                        out_features_, y);
+    if constexpr (detail::float_or_double<T>)
+      detail::linear_rows(x, rows, in_features_, weight.data(), has_bias_ ? bias.data() : nullptr,
+                          out_features_, y);
   }
 
   /// Throws std::invalid_argument if weight or bias no longer have the shapes

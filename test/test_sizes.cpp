@@ -1,0 +1,112 @@
+// test_sizes.cpp -- the object sizes the documentation states (issue 11, 2.4)
+// are the sizes the compiler gives, so the docs cannot drift from the code.
+//
+// README.md, docs/design.md and docs/streaming.md carry tables of sizes between
+// the markers `<!-- sizes: checked by test/test_sizes.cpp -->` and
+// `<!-- /sizes -->`; each row is `| `<type>` | <bytes, with commas> | ... |`.
+// Every row's type must be one of the types below (spelled as in the macro
+// call), and its bytes must equal sizeof; every file must have such a table.
+// The GPT-2 numbers are also static_asserts (a compile-time guard).
+#include <catch2/catch.hpp>
+
+#include <cstddef>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <mha/mha.hpp>
+
+namespace {
+
+/// "<type spelled as in the docs>" -> sizeof(type).
+#define MHA_TEST_SIZE(...) \
+  { #__VA_ARGS__, sizeof(__VA_ARGS__) }
+
+const std::map<std::string, std::size_t>& known_sizes() {
+  static const std::map<std::string, std::size_t> sizes{
+      MHA_TEST_SIZE(mha::multi_head_attention<float, 768, 768, 1024, 12>),
+      MHA_TEST_SIZE(mha::multi_head_attention<float, 768, 768, 1024, 12, true>),
+      MHA_TEST_SIZE(mha::fused_multi_head_attention<float, 768, 768, 1024, 12, true>),
+      MHA_TEST_SIZE(mha::multi_head_attention<float, 768, 768, 1024, 12>::workspace<1, 1024>),
+      MHA_TEST_SIZE(mha::multi_head_attention<float, 768, 768, 1024, 12>::workspace<1, 1>),
+      MHA_TEST_SIZE(mha::multi_head_attention<float, 768, 768, 1024, 12>::kv_cache<1>),
+      MHA_TEST_SIZE(mha::tensor<float, 1, 1024, 768>),
+      MHA_TEST_SIZE(mha::multi_head_attention<float, 3, 2, 6, 2>),
+  };
+  return sizes;
+}
+#undef MHA_TEST_SIZE
+
+using gpt2 = mha::multi_head_attention<float, 768, 768, 1024, 12>;
+static_assert(sizeof(gpt2) == 9440260);  // (3 * 768 * 768 + 768 * 768 + 768) floats + dropout
+static_assert(sizeof(gpt2) == (gpt2::parameter_count + 1) * sizeof(float));
+static_assert(sizeof(mha::fused_multi_head_attention<float, 768, 768, 1024, 12, true>) ==
+              sizeof(mha::multi_head_attention<float, 768, 768, 1024, 12, true>));
+static_assert(sizeof(gpt2::kv_cache<1>) == 2 * 768 * 1024 * sizeof(float) + sizeof(std::size_t));
+// A bias-less layer stores its weight and nothing else.
+static_assert(sizeof(mha::linear<float, 768, 768, false>) == 768 * 768 * sizeof(float));
+static_assert(sizeof(mha::linear<float, 3, 2, false>) == sizeof(mha::tensor<float, 2, 3>));
+static_assert(sizeof(mha::linear<double, 3, 2, true>) == 8 * sizeof(double));
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+struct size_row {
+  std::string type;
+  std::size_t bytes;
+};
+
+/// The rows of every size table of a Markdown text.
+std::vector<size_row> size_rows(const std::string& text) {
+  std::vector<size_row> rows;
+  const std::string begin = "<!-- sizes: checked by test/test_sizes.cpp -->";
+  const std::string end = "<!-- /sizes -->";
+  const std::regex row(R"(^\|\s*`([^`]+)`[^|]*\|\s*([0-9,]+)\s*\|)");
+  for (std::size_t at = text.find(begin); at != std::string::npos; at = text.find(begin, at + 1)) {
+    const std::size_t stop = text.find(end, at);
+    REQUIRE(stop != std::string::npos);
+    std::istringstream block(text.substr(at, stop - at));
+    for (std::string line; std::getline(block, line);) {
+      std::smatch m;
+      if (!std::regex_search(line, m, row)) continue;
+      std::string digits = m[2];
+      std::erase(digits, ',');
+      rows.push_back({m[1], std::stoul(digits)});
+    }
+  }
+  return rows;
+}
+
+}  // namespace
+
+TEST_CASE("every object size stated in the docs is the compiler's sizeof", "[docs]") {
+  for (const char* file : {"README.md", "docs/design.md", "docs/streaming.md"}) {
+    INFO(file);
+    const std::string text = read_file(std::string(MHA_SOURCE_DIR) + "/" + file);
+    REQUIRE(!text.empty());
+    const auto rows = size_rows(text);
+    REQUIRE(rows.size() >= 4);
+    for (const auto& r : rows) {
+      INFO(r.type);
+      const auto it = known_sizes().find(r.type);
+      REQUIRE(it != known_sizes().end());  // add the type to known_sizes()
+      CHECK(r.bytes == it->second);
+    }
+  }
+}
+
+TEST_CASE("the size-table parser reads rows and ignores text outside the markers", "[docs]") {
+  const auto rows = size_rows(
+      "| `a` | 1 |\n<!-- sizes: checked by test/test_sizes.cpp -->\n| object | bytes |\n"
+      "| --- | ---: |\n| `mha::x<1, 2>` (note) | 9,440,260 | text |\n<!-- /sizes -->\n| `b` | 2 |\n");
+  REQUIRE(rows.size() == 1);
+  CHECK(rows[0].type == "mha::x<1, 2>");
+  CHECK(rows[0].bytes == 9440260);
+}
