@@ -1,6 +1,9 @@
 // mha/config.hpp -- build-time configuration knobs of the mha library.
 #pragma once
 
+#include <mha/detail/cxx20_check.hpp>
+#ifndef MHA_DETAIL_NO_CXX20
+
 #include <cstddef>
 
 /// Largest workspace, in bytes, that a fixed-size forward call may place on the
@@ -25,3 +28,5 @@
 /// Debug-only precondition check (index bounds); compiled out with NDEBUG.
 #define MHA_ASSERT(cond) assert(cond)
 #endif
+
+#endif  // MHA_DETAIL_NO_CXX20

@@ -1,16 +1,23 @@
 // mha/linear.hpp -- torch.nn.Linear with fixed sizes.
 #pragma once
 
+#include <mha/detail/cxx20_check.hpp>
+#ifndef MHA_DETAIL_NO_CXX20
+
 #include <cstddef>
 #include <type_traits>
+#include <utility>
 
 #include <mha/detail/contracts.hpp>
 #include <mha/detail/kernels.hpp>
 #include <mha/tensor.hpp>
 
+#include <mha/detail/macros.hpp>
+
 namespace mha {
 
 namespace detail {
+MHA_DETAIL_ISA_NAMESPACE {
 /// `tensor<T, E..., Out>` for an input `tensor<T, E..., In>`.
 template <class T, std::size_t Out, class Extents, class Seq>
 struct replace_last;
@@ -48,6 +55,7 @@ constexpr auto linear_forward(const T* weight, Bias bias, const tensor<U, E...>&
                 y.data());
   return y;
 }
+}  // namespace MHA_DETAIL_ISA
 }  // namespace detail
 
 /// torch.nn.Linear(InFeatures, OutFeatures, bias=Bias) with fixed sizes:
@@ -82,18 +90,18 @@ struct linear {
   /// whose last extent is InFeatures; returns the same shape with last extent
   /// OutFeatures. Rows of y: [rows][OutFeatures] with rows = x.size / In.
   template <class U, std::size_t... E>
-  constexpr auto forward(const tensor<U, E...>& x) const noexcept {
+  MHA_DETAIL_ISA_TAG constexpr auto forward(const tensor<U, E...>& x) const noexcept {
     return detail::linear_forward<T, InFeatures, OutFeatures>(
         weight.data(), detail::present_bias<T>{bias.data()}, x);
   }
   /// Same as forward(x).
   template <class U, std::size_t... E>
-  constexpr auto operator()(const tensor<U, E...>& x) const noexcept {
+  MHA_DETAIL_ISA_TAG constexpr auto operator()(const tensor<U, E...>& x) const noexcept {
     return forward(x);
   }
   /// Applies the layer to `rows` contiguous rows: x [rows][In] -> y [rows][Out].
   template <class Rows>
-  constexpr void apply_rows(const T* x, Rows rows, T* y) const noexcept {
+  MHA_DETAIL_ISA_TAG constexpr void apply_rows(const T* x, Rows rows, T* y) const noexcept {
     detail::linear_rows(x, rows, detail::size_c<InFeatures>{}, weight.data(),
                         detail::present_bias<T>{bias.data()}, detail::size_c<OutFeatures>{}, y);
   }
@@ -138,17 +146,17 @@ struct linear<T, InFeatures, OutFeatures, false> {
 
   /// y[..][o] = sum_i x[..][i] * weight[o][i] (see the Bias = true overload).
   template <class U, std::size_t... E>
-  constexpr auto forward(const tensor<U, E...>& x) const noexcept {
+  MHA_DETAIL_ISA_TAG constexpr auto forward(const tensor<U, E...>& x) const noexcept {
     return detail::linear_forward<T, InFeatures, OutFeatures>(weight.data(), nullptr, x);
   }
   /// Same as forward(x).
   template <class U, std::size_t... E>
-  constexpr auto operator()(const tensor<U, E...>& x) const noexcept {
+  MHA_DETAIL_ISA_TAG constexpr auto operator()(const tensor<U, E...>& x) const noexcept {
     return forward(x);
   }
   /// Applies the layer to `rows` contiguous rows: x [rows][In] -> y [rows][Out].
   template <class Rows>
-  constexpr void apply_rows(const T* x, Rows rows, T* y) const noexcept {
+  MHA_DETAIL_ISA_TAG constexpr void apply_rows(const T* x, Rows rows, T* y) const noexcept {
     detail::linear_rows(x, rows, detail::size_c<InFeatures>{}, weight.data(),
                         nullptr, detail::size_c<OutFeatures>{}, y);
   }
@@ -175,3 +183,7 @@ struct linear<T, InFeatures, OutFeatures, false> {
 };
 
 }  // namespace mha
+
+#include <mha/detail/macros_undef.hpp>
+
+#endif  // MHA_DETAIL_NO_CXX20

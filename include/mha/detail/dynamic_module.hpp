@@ -3,6 +3,9 @@
 // (detail/attention.hpp).
 #pragma once
 
+#include <mha/detail/cxx20_check.hpp>
+
+#include <cstddef>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -13,10 +16,15 @@
 #include <mha/dynamic/tensor.hpp>
 #include <mha/dynamic/workspace.hpp>
 
+#include <mha/detail/macros.hpp>
+
 namespace mha::detail {
 
 /// CRTP base of mha::dynamic::{causal_attention, multi_head_attention_wrapper,
-/// multi_head_attention}: the public forward overloads, written once. Derived
+/// multi_head_attention}: the public forward overloads, written once. The
+/// class is the same in every translation unit (it is a base of the modules);
+/// its member functions carry the ISA's ABI tag (MHA_DETAIL_ISA_TAG, see
+/// detail/macros.hpp) because they run the ISA-dependent orchestration. Derived
 /// provides `api` (its name for messages), d_in(), context_length(),
 /// num_heads(), head_dim(), output_width(), a private `check_parameters_(bool training)` (throws
 /// std::invalid_argument for member layers of the wrong shape or a dropout
@@ -26,21 +34,22 @@ template <class Derived, class T>
 class dynamic_module {
  public:
   /// Inference forward: [B][N][d_in] (or [N][d_in]) -> [B][N][output_width()].
-  dynamic::tensor<T> forward(const dynamic::tensor<T>& x) const {
+  MHA_DETAIL_ISA_TAG dynamic::tensor<T> forward(const dynamic::tensor<T>& x) const {
     dynamic::workspace<T> ws;
     return forward_new(x, ws, false, 0);
   }
   /// Same as forward(x) (PyTorch's module(x)).
+  MHA_DETAIL_ISA_TAG
   dynamic::tensor<T> operator()(const dynamic::tensor<T>& x) const { return forward(x); }
   /// Inference forward into `out` (shape of x with last extent output_width())
   /// with a temporary workspace (allocates).
-  void forward(const dynamic::tensor<T>& x, dynamic::tensor<T>& out) const {
+  MHA_DETAIL_ISA_TAG void forward(const dynamic::tensor<T>& x, dynamic::tensor<T>& out) const {
     dynamic::workspace<T> ws;
     run(x, out, ws, false, 0);
   }
   /// Inference forward into `out`, reusing `ws`: no allocation after the
   /// first call (ws is sized for context_length tokens then), whatever N.
-  void forward(const dynamic::tensor<T>& x, dynamic::tensor<T>& out,
+  MHA_DETAIL_ISA_TAG void forward(const dynamic::tensor<T>& x, dynamic::tensor<T>& out,
                dynamic::workspace<T>& ws) const {
     run(x, out, ws, false, 0);
   }
@@ -53,6 +62,7 @@ class dynamic_module {
   /// 0, a cache of another batch or module size) or std::length_error
   /// (size() + n > capacity()), naming the numbers; nothing is written then.
   /// No allocation after the first call with `ws`.
+  MHA_DETAIL_ISA_TAG
   void forward(const dynamic::tensor<T>& x, dynamic::tensor<T>& out, dynamic::kv_cache<T>& cache,
                dynamic::workspace<T>& ws) const {
     const Derived& m = self();
@@ -87,18 +97,19 @@ class dynamic_module {
   /// Training-mode forward: dropout (each module's `dropout`, checked in
   /// [0, 1]) on the attention weights, kept weights scaled by 1/(1-p); the
   /// same mask as the fixed-size twin for the same seed.
+  MHA_DETAIL_ISA_TAG
   dynamic::tensor<T> forward_training(const dynamic::tensor<T>& x, std::uint64_t seed) const {
     dynamic::workspace<T> ws;
     return forward_new(x, ws, true, seed);
   }
   /// Training-mode forward into `out` with a temporary workspace (allocates).
-  void forward_training(const dynamic::tensor<T>& x, dynamic::tensor<T>& out,
+  MHA_DETAIL_ISA_TAG void forward_training(const dynamic::tensor<T>& x, dynamic::tensor<T>& out,
                         std::uint64_t seed) const {
     dynamic::workspace<T> ws;
     run(x, out, ws, true, seed);
   }
   /// Training-mode forward into `out`, reusing `ws`.
-  void forward_training(const dynamic::tensor<T>& x, dynamic::tensor<T>& out,
+  MHA_DETAIL_ISA_TAG void forward_training(const dynamic::tensor<T>& x, dynamic::tensor<T>& out,
                         dynamic::workspace<T>& ws, std::uint64_t seed) const {
     run(x, out, ws, true, seed);
   }
@@ -109,12 +120,13 @@ class dynamic_module {
   /// Q, K^T, V and context of context_length tokens (one sequence at a time)
   /// or a KV-cache call's queries and context of batch * context_length rows,
   /// whichever is larger, and gemm::mr score rows of context_length keys.
-  void reserve(dynamic::workspace<T>& ws, std::size_t batch) const {
+  MHA_DETAIL_ISA_TAG void reserve(dynamic::workspace<T>& ws, std::size_t batch) const {
     const Derived& m = self();
     const std::size_t block = m.context_length() * m.output_width();
     ws.reserve_for(4 * block > 2 * batch * block ? 4 * block : 2 * batch * block, m.context_length());
   }
   /// Checks, then the whole-sequence orchestration (one sequence at a time).
+  MHA_DETAIL_ISA_TAG
   void run(const dynamic::tensor<T>& x, dynamic::tensor<T>& out, dynamic::workspace<T>& ws,
            bool training, std::uint64_t seed) const {
     const Derived& m = self();
@@ -126,6 +138,7 @@ class dynamic_module {
     forward_sequence<1>(m.spec_(), x.data(), s.tokens * m.d_in(), s.batch, s.tokens, out.data(),
                         s.tokens * width, ws.storage.data(), ws.scores.data(), training, seed);
   }
+  MHA_DETAIL_ISA_TAG
   dynamic::tensor<T> forward_new(const dynamic::tensor<T>& x, dynamic::workspace<T>& ws,
                                  bool training, std::uint64_t seed) const {
     auto shape = x.shape();
@@ -137,3 +150,5 @@ class dynamic_module {
 };
 
 }  // namespace mha::detail
+
+#include <mha/detail/macros_undef.hpp>
