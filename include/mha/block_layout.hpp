@@ -1,6 +1,9 @@
 // mha/block_layout.hpp -- compile-time layouts of blocks inside row-major buffers.
 #pragma once
 
+#include <mha/detail/cxx20_check.hpp>
+#ifndef MHA_DETAIL_NO_CXX20
+
 #include <cstddef>
 
 #include <mha/detail/contracts.hpp>
@@ -102,3 +105,5 @@ struct weight_split_layout
 };
 
 }  // namespace mha
+
+#endif  // MHA_DETAIL_NO_CXX20

@@ -1,6 +1,9 @@
 // mha/block_view.hpp -- a pointer-sized view whose layout is a compile-time type.
 #pragma once
 
+#include <mha/detail/cxx20_check.hpp>
+#ifndef MHA_DETAIL_NO_CXX20
+
 #include <cstddef>
 #include <type_traits>
 
@@ -118,3 +121,5 @@ constexpr auto weight_split_view(const tensor<U, Out, In>& w) noexcept {
 }
 
 }  // namespace mha
+
+#endif  // MHA_DETAIL_NO_CXX20

@@ -1,6 +1,9 @@
 // mha/causal_attention.hpp -- the book's single-head CausalAttention.
 #pragma once
 
+#include <mha/detail/cxx20_check.hpp>
+#ifndef MHA_DETAIL_NO_CXX20
+
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
@@ -14,6 +17,9 @@
 #include <mha/detail/module_interface.hpp>
 #include <mha/linear.hpp>
 #include <mha/tensor.hpp>
+
+#include <mha/detail/macros.hpp>
+#include <mha/detail/forward_overloads.hpp>
 
 namespace mha {
 
@@ -150,3 +156,7 @@ struct causal_attention {
 };
 
 }  // namespace mha
+
+#include <mha/detail/macros_undef.hpp>
+
+#endif  // MHA_DETAIL_NO_CXX20

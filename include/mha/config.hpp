@@ -1,6 +1,9 @@
 // mha/config.hpp -- build-time configuration knobs of the mha library.
 #pragma once
 
+#include <mha/detail/cxx20_check.hpp>
+#ifndef MHA_DETAIL_NO_CXX20
+
 #include <cstddef>
 
 /// Largest object, in bytes, that a call of the fixed-size API may place on the
@@ -44,3 +47,5 @@
 /// Debug-only precondition check (index bounds); compiled out with NDEBUG.
 #define MHA_ASSERT(cond) assert(cond)
 #endif
+
+#endif  // MHA_DETAIL_NO_CXX20

@@ -4,6 +4,9 @@
 // the fixed-size library is benchmarked against. Needs exceptions.
 #pragma once
 
+#include <mha/detail/cxx20_check.hpp>
+#ifndef MHA_DETAIL_NO_CXX20
+
 #include <mha/dynamic/causal_attention.hpp>
 #include <mha/dynamic/kv_cache.hpp>
 #include <mha/dynamic/linear.hpp>
@@ -11,3 +14,5 @@
 #include <mha/dynamic/multi_head_attention_wrapper.hpp>
 #include <mha/dynamic/tensor.hpp>
 #include <mha/dynamic/workspace.hpp>
+
+#endif  // MHA_DETAIL_NO_CXX20

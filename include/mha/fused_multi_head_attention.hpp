@@ -2,6 +2,9 @@
 // and value weights are stored as one fused [3*DOut][DIn] matrix.
 #pragma once
 
+#include <mha/detail/cxx20_check.hpp>
+#ifndef MHA_DETAIL_NO_CXX20
+
 #include <cstddef>
 #include <type_traits>
 #include <utility>
@@ -15,6 +18,9 @@
 #include <mha/linear.hpp>
 #include <mha/multi_head_attention.hpp>
 #include <mha/tensor.hpp>
+
+#include <mha/detail/macros.hpp>
+#include <mha/detail/forward_overloads.hpp>
 
 namespace mha {
 
@@ -221,7 +227,7 @@ struct fused_multi_head_attention {
 /// Precondition: `out` and `m` do not overlap. Usable in constant expressions.
 template <class T, std::size_t DIn, std::size_t DOut, std::size_t ContextLength,
           std::size_t NumHeads, bool QkvBias>
-constexpr void fuse_qkv(
+MHA_DETAIL_ISA_TAG constexpr void fuse_qkv(
     const multi_head_attention<T, DIn, DOut, ContextLength, NumHeads, QkvBias>& m,
     fused_multi_head_attention<T, DIn, DOut, ContextLength, NumHeads, QkvBias>& out) noexcept {
   const linear<T, DIn, DOut, QkvBias>* parts[3] = {&m.w_query, &m.w_key, &m.w_value};
@@ -245,6 +251,7 @@ constexpr void fuse_qkv(
 /// owned storage.
 template <class T, std::size_t DIn, std::size_t DOut, std::size_t ContextLength,
           std::size_t NumHeads, bool QkvBias>
+MHA_DETAIL_ISA_TAG
 constexpr fused_multi_head_attention<T, DIn, DOut, ContextLength, NumHeads, QkvBias> fuse_qkv(
     const multi_head_attention<T, DIn, DOut, ContextLength, NumHeads, QkvBias>& m) noexcept {
   using fused = fused_multi_head_attention<T, DIn, DOut, ContextLength, NumHeads, QkvBias>;
@@ -258,3 +265,7 @@ constexpr fused_multi_head_attention<T, DIn, DOut, ContextLength, NumHeads, QkvB
 }
 
 }  // namespace mha
+
+#include <mha/detail/macros_undef.hpp>
+
+#endif  // MHA_DETAIL_NO_CXX20

@@ -1,6 +1,9 @@
 // mha/kv_cache.hpp -- fixed-size storage of the keys and values of earlier tokens.
 #pragma once
 
+#include <mha/detail/cxx20_check.hpp>
+#ifndef MHA_DETAIL_NO_CXX20
+
 #include <cstddef>
 
 #include <mha/config.hpp>
@@ -93,3 +96,5 @@ struct kv_cache_access {
 }  // namespace detail
 
 }  // namespace mha
+
+#endif  // MHA_DETAIL_NO_CXX20

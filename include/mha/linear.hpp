@@ -1,16 +1,23 @@
 // mha/linear.hpp -- torch.nn.Linear with fixed sizes.
 #pragma once
 
+#include <mha/detail/cxx20_check.hpp>
+#ifndef MHA_DETAIL_NO_CXX20
+
 #include <cstddef>
 #include <type_traits>
+#include <utility>
 
 #include <mha/detail/contracts.hpp>
 #include <mha/detail/kernels.hpp>
 #include <mha/tensor.hpp>
 
+#include <mha/detail/macros.hpp>
+
 namespace mha {
 
 namespace detail {
+MHA_DETAIL_ISA_NAMESPACE {
 /// `tensor<T, E..., Out>` for an input `tensor<T, E..., In>`.
 template <class T, std::size_t Out, class Extents, class Seq>
 struct replace_last;
@@ -56,6 +63,7 @@ constexpr auto linear_forward(const T* weight, Bias bias, const tensor<U, E...>&
   }
   return y;
 }
+}  // namespace MHA_DETAIL_ISA
 
 /// The data members of linear<T, In, Out, Bias>: `weight` [Out][In] and, only
 /// when Bias, `bias` [Out]. The one thing the two settings do not share, so
@@ -123,7 +131,7 @@ struct linear : detail::linear_parameters<T, InFeatures, OutFeatures, Bias> {
   /// bytes, else a compile-time error; use apply_rows for large outputs).
   /// Rows of y: [rows][OutFeatures] with rows = x.size / In.
   template <class U, std::size_t... E>
-  constexpr auto forward(const tensor<U, E...>& x) const noexcept {
+  MHA_DETAIL_ISA_TAG constexpr auto forward(const tensor<U, E...>& x) const noexcept {
     if constexpr (valid_)
       return detail::linear_forward<T, InFeatures, OutFeatures>(this->weight.data(), bias_(), x);
     else  // the class's static_assert has reported the mistake
@@ -132,13 +140,13 @@ struct linear : detail::linear_parameters<T, InFeatures, OutFeatures, Bias> {
   }
   /// Same as forward(x).
   template <class U, std::size_t... E>
-  constexpr auto operator()(const tensor<U, E...>& x) const noexcept {
+  MHA_DETAIL_ISA_TAG constexpr auto operator()(const tensor<U, E...>& x) const noexcept {
     return forward(x);
   }
   /// Applies the layer to `rows` contiguous rows: x [rows][In] -> y [rows][Out]
   /// (caller-owned y, any size).
   template <class Rows>
-  constexpr void apply_rows(const T* x, Rows rows, T* y) const noexcept {
+  MHA_DETAIL_ISA_TAG constexpr void apply_rows(const T* x, Rows rows, T* y) const noexcept {
     if constexpr (valid_)
       detail::linear_rows(x, rows, detail::size_c<InFeatures>{}, this->weight.data(), bias_(),
                           detail::size_c<OutFeatures>{}, y);
@@ -179,3 +187,7 @@ struct linear : detail::linear_parameters<T, InFeatures, OutFeatures, Bias> {
 };
 
 }  // namespace mha
+
+#include <mha/detail/macros_undef.hpp>
+
+#endif  // MHA_DETAIL_NO_CXX20

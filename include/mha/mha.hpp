@@ -6,6 +6,9 @@
 // enabled; include <mha/dynamic.hpp> to require it.
 #pragma once
 
+#include <mha/detail/cxx20_check.hpp>
+#ifndef MHA_DETAIL_NO_CXX20
+
 #include <mha/block_layout.hpp>
 #include <mha/block_view.hpp>
 #include <mha/causal_attention.hpp>
@@ -22,3 +25,5 @@
 #if defined(__cpp_exceptions) || defined(__EXCEPTIONS)
 #include <mha/dynamic.hpp>
 #endif
+
+#endif  // MHA_DETAIL_NO_CXX20

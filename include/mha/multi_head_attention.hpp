@@ -1,6 +1,9 @@
 // mha/multi_head_attention.hpp -- the book's MultiHeadAttention with weight splits.
 #pragma once
 
+#include <mha/detail/cxx20_check.hpp>
+#ifndef MHA_DETAIL_NO_CXX20
+
 #include <cstddef>
 #include <type_traits>
 #include <utility>
@@ -14,6 +17,9 @@
 #include <mha/detail/module_interface.hpp>
 #include <mha/linear.hpp>
 #include <mha/tensor.hpp>
+
+#include <mha/detail/macros.hpp>
+#include <mha/detail/forward_overloads.hpp>
 
 namespace mha {
 
@@ -200,3 +206,7 @@ struct multi_head_attention {
 };
 
 }  // namespace mha
+
+#include <mha/detail/macros_undef.hpp>
+
+#endif  // MHA_DETAIL_NO_CXX20

@@ -1,6 +1,9 @@
 // mha/multi_head_attention_wrapper.hpp -- the book's MultiHeadAttentionWrapper.
 #pragma once
 
+#include <mha/detail/cxx20_check.hpp>
+#ifndef MHA_DETAIL_NO_CXX20
+
 #include <cstddef>
 #include <utility>
 
@@ -14,6 +17,9 @@
 #include <mha/detail/contracts.hpp>
 #include <mha/detail/module_interface.hpp>
 #include <mha/tensor.hpp>
+
+#include <mha/detail/macros.hpp>
+#include <mha/detail/forward_overloads.hpp>
 
 namespace mha {
 
@@ -140,7 +146,7 @@ struct multi_head_attention_wrapper {
 
   /// Sets every head's dropout probability (the book's wrapper passes one
   /// `dropout` to all heads). Precondition: 0 <= p <= 1.
-  constexpr void set_dropout(T p) noexcept {
+  MHA_DETAIL_ISA_TAG constexpr void set_dropout(T p) noexcept {
     [&]<std::size_t... H>(std::index_sequence<H...>) {
       ((head<H>().dropout = p), ...);
     }(std::make_index_sequence<NumHeads>{});
@@ -170,3 +176,7 @@ struct multi_head_attention_wrapper {
 };
 
 }  // namespace mha
+
+#include <mha/detail/macros_undef.hpp>
+
+#endif  // MHA_DETAIL_NO_CXX20

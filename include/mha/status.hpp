@@ -1,6 +1,9 @@
 // mha/status.hpp -- result of the fixed-size calls that take run-time counts.
 #pragma once
 
+#include <mha/detail/cxx20_check.hpp>
+#ifndef MHA_DETAIL_NO_CXX20
+
 namespace mha {
 
 /// Result of the fixed-size forward calls whose token count is a run-time
@@ -25,3 +28,5 @@ constexpr const char* to_string(status s) noexcept {
 }
 
 }  // namespace mha
+
+#endif  // MHA_DETAIL_NO_CXX20

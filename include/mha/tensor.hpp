@@ -1,12 +1,17 @@
 // mha/tensor.hpp -- owning fixed-size tensor.
 #pragma once
 
+#include <mha/detail/cxx20_check.hpp>
+#ifndef MHA_DETAIL_NO_CXX20
+
 #include <array>
 #include <cstddef>
 #include <type_traits>
 
 #include <mha/config.hpp>
 #include <mha/detail/contracts.hpp>
+
+#include <mha/detail/macros.hpp>
 
 namespace mha {
 
@@ -120,7 +125,7 @@ struct tensor {
     return tensor<U, F...>{};
   }
 
-  friend constexpr bool operator==(const tensor& a, const tensor& b) noexcept {
+  friend MHA_DETAIL_ISA_TAG constexpr bool operator==(const tensor& a, const tensor& b) noexcept {
     for (std::size_t i = 0; i < size; ++i)
       if (!(a.elements[i] == b.elements[i])) return false;
     return true;
@@ -134,3 +139,7 @@ template <class T, std::size_t... E>
 inline constexpr bool is_tensor_v<tensor<T, E...>> = true;
 
 }  // namespace mha
+
+#include <mha/detail/macros_undef.hpp>
+
+#endif  // MHA_DETAIL_NO_CXX20

@@ -34,6 +34,8 @@
 // vectorised along head_dim, and one head's values are one contiguous block).
 #pragma once
 
+#include <mha/detail/cxx20_check.hpp>
+
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
@@ -45,7 +47,10 @@
 #include <mha/detail/sizes.hpp>
 #include <mha/detail/token_major.hpp>
 
+#include <mha/detail/macros.hpp>
+
 namespace mha::detail {
+MHA_DETAIL_ISA_NAMESPACE {
 
 /// The Q/K/V weights of one group of heads: each [group_width][d_in] in the
 /// nn.Linear layout, contiguous rows; biases as the kernels take them
@@ -352,4 +357,7 @@ inline void forward_cached(const Spec& s, const typename Spec::value_type* x, st
   }
 }
 
+}  // namespace MHA_DETAIL_ISA
 }  // namespace mha::detail
+
+#include <mha/detail/macros_undef.hpp>

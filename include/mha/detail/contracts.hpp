@@ -16,6 +16,8 @@
 // expressions: no class template is instantiated to evaluate them.
 #pragma once
 
+#include <mha/detail/cxx20_check.hpp>
+
 #include <cstddef>
 #include <type_traits>
 

@@ -2,12 +2,17 @@
 // fixed-size and the runtime-sized implementations.
 #pragma once
 
+#include <mha/detail/cxx20_check.hpp>
+
 #include <cstddef>
 #include <cstdint>
 
 #include <mha/config.hpp>
 
+#include <mha/detail/macros.hpp>
+
 namespace mha::detail {
+MHA_DETAIL_ISA_NAMESPACE {
 
 /// SplitMix64 finaliser (S. Vigna, "splitmix64.c", public domain constants):
 /// a bijective 64-bit mixer with good avalanche.
@@ -64,4 +69,7 @@ struct dropout_state {
   }
 };
 
+}  // namespace MHA_DETAIL_ISA
 }  // namespace mha::detail
+
+#include <mha/detail/macros_undef.hpp>

@@ -1,6 +1,8 @@
 // mha/detail/dynamic_checks.hpp -- run-time shape checks of mha::dynamic.
 #pragma once
 
+#include <mha/detail/cxx20_check.hpp>
+
 #include <cstddef>
 #include <stdexcept>
 #include <string>
@@ -8,7 +10,10 @@
 #include <mha/dynamic/linear.hpp>
 #include <mha/dynamic/tensor.hpp>
 
+#include <mha/detail/macros.hpp>
+
 namespace mha::detail {
+MHA_DETAIL_ISA_NAMESPACE {
 
 /// Batch and token count of a validated input.
 struct dynamic_input_shape {
@@ -79,4 +84,7 @@ void check_dynamic_linear(const char* api, const char* name, const dynamic::line
   l.check_parameters();
 }
 
+}  // namespace MHA_DETAIL_ISA
 }  // namespace mha::detail
+
+#include <mha/detail/macros_undef.hpp>

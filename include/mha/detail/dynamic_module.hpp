@@ -3,6 +3,9 @@
 // (detail/attention.hpp).
 #pragma once
 
+#include <mha/detail/cxx20_check.hpp>
+
+#include <cstddef>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -14,10 +17,15 @@
 #include <mha/dynamic/tensor.hpp>
 #include <mha/dynamic/workspace.hpp>
 
+#include <mha/detail/macros.hpp>
+
 namespace mha::detail {
 
 /// CRTP base of mha::dynamic::{causal_attention, multi_head_attention_wrapper,
-/// multi_head_attention}: the public forward overloads, written once. Derived
+/// multi_head_attention}: the public forward overloads, written once. The
+/// class is the same in every translation unit (it is a base of the modules);
+/// its member functions carry the ISA's ABI tag (MHA_DETAIL_ISA_TAG, see
+/// detail/macros.hpp) because they run the ISA-dependent orchestration. Derived
 /// provides `api` (its name for messages), d_in(), context_length(),
 /// num_heads(), head_dim(), output_width(), a private `check_parameters_(bool training)` (throws
 /// std::invalid_argument for member layers of the wrong shape or a dropout
@@ -29,21 +37,22 @@ template <class Derived, class T>
 class dynamic_module {
  public:
   /// Inference forward: [B][N][d_in] (or [N][d_in]) -> [B][N][output_width()].
-  dynamic::tensor<T> forward(const dynamic::tensor<T>& x) const {
+  MHA_DETAIL_ISA_TAG dynamic::tensor<T> forward(const dynamic::tensor<T>& x) const {
     dynamic::workspace<T> ws;
     return forward_new(x, ws, false, 0);
   }
   /// Same as forward(x) (PyTorch's module(x)).
+  MHA_DETAIL_ISA_TAG
   dynamic::tensor<T> operator()(const dynamic::tensor<T>& x) const { return forward(x); }
   /// Inference forward into `out` (shape of x with last extent output_width())
   /// with a temporary workspace (allocates).
-  void forward(const dynamic::tensor<T>& x, dynamic::tensor<T>& out) const {
+  MHA_DETAIL_ISA_TAG void forward(const dynamic::tensor<T>& x, dynamic::tensor<T>& out) const {
     dynamic::workspace<T> ws;
     run(x, out, ws, false, 0);
   }
   /// Inference forward into `out`, reusing `ws`: no allocation after the
   /// first call (ws is sized for context_length tokens then), whatever N.
-  void forward(const dynamic::tensor<T>& x, dynamic::tensor<T>& out,
+  MHA_DETAIL_ISA_TAG void forward(const dynamic::tensor<T>& x, dynamic::tensor<T>& out,
                dynamic::workspace<T>& ws) const {
     run(x, out, ws, false, 0);
   }
@@ -56,6 +65,7 @@ class dynamic_module {
   /// 0, a cache of another batch or module size) or std::length_error
   /// (size() + n > capacity()), naming the numbers; nothing is written then.
   /// No allocation after the first call with `ws`.
+  MHA_DETAIL_ISA_TAG
   void forward(const dynamic::tensor<T>& x, dynamic::tensor<T>& out, dynamic::kv_cache<T>& cache,
                dynamic::workspace<T>& ws) const {
     if constexpr (float_or_double<T>) forward_cached_(x, out, cache, ws);
@@ -63,17 +73,20 @@ class dynamic_module {
   /// Training-mode forward: dropout (each module's `dropout`, checked in
   /// [0, 1]) on the attention weights, kept weights scaled by 1/(1-p); the
   /// same mask as the fixed-size twin for the same seed.
+  MHA_DETAIL_ISA_TAG
   dynamic::tensor<T> forward_training(const dynamic::tensor<T>& x, std::uint64_t seed) const {
     dynamic::workspace<T> ws;
     return forward_new(x, ws, true, seed);
   }
   /// Training-mode forward into `out` with a temporary workspace (allocates).
+  MHA_DETAIL_ISA_TAG
   void forward_training(const dynamic::tensor<T>& x, dynamic::tensor<T>& out,
                         std::uint64_t seed) const {
     dynamic::workspace<T> ws;
     run(x, out, ws, true, seed);
   }
   /// Training-mode forward into `out`, reusing `ws`.
+  MHA_DETAIL_ISA_TAG
   void forward_training(const dynamic::tensor<T>& x, dynamic::tensor<T>& out,
                         dynamic::workspace<T>& ws, std::uint64_t seed) const {
     run(x, out, ws, true, seed);
@@ -81,6 +94,7 @@ class dynamic_module {
 
  private:
   /// The KV-cache forward (T is float or double).
+  MHA_DETAIL_ISA_TAG
   void forward_cached_(const dynamic::tensor<T>& x, dynamic::tensor<T>& out,
                        dynamic::kv_cache<T>& cache, dynamic::workspace<T>& ws) const {
     const Derived& m = self();
@@ -117,18 +131,19 @@ class dynamic_module {
   /// Q, K^T, V and context of context_length tokens (one sequence at a time)
   /// or a KV-cache call's queries and context of batch * context_length rows,
   /// whichever is larger, and gemm::mr score rows of context_length keys.
-  void reserve(dynamic::workspace<T>& ws, std::size_t batch) const {
+  MHA_DETAIL_ISA_TAG void reserve(dynamic::workspace<T>& ws, std::size_t batch) const {
     const Derived& m = self();
     const std::size_t block = m.context_length() * m.output_width();
     ws.reserve_for(4 * block > 2 * batch * block ? 4 * block : 2 * batch * block, m.context_length());
   }
   /// Checks, then the whole-sequence orchestration (one sequence at a time).
+  MHA_DETAIL_ISA_TAG
   void run(const dynamic::tensor<T>& x, dynamic::tensor<T>& out, dynamic::workspace<T>& ws,
            bool training, std::uint64_t seed) const {
     if constexpr (float_or_double<T>) run_(x, out, ws, training, seed);
   }
   /// run for T float or double.
-  void run_(const dynamic::tensor<T>& x, dynamic::tensor<T>& out, dynamic::workspace<T>& ws,
+  MHA_DETAIL_ISA_TAG void run_(const dynamic::tensor<T>& x, dynamic::tensor<T>& out, dynamic::workspace<T>& ws,
             bool training, std::uint64_t seed) const {
     const Derived& m = self();
     const auto s = check_dynamic_input(Derived::api, x, m.d_in(), m.context_length());
@@ -139,6 +154,7 @@ class dynamic_module {
     forward_sequence<1>(m.spec_(), x.data(), s.tokens * m.d_in(), s.batch, s.tokens, out.data(),
                         s.tokens * width, ws.storage.data(), ws.scores.data(), training, seed);
   }
+  MHA_DETAIL_ISA_TAG
   dynamic::tensor<T> forward_new(const dynamic::tensor<T>& x, dynamic::workspace<T>& ws,
                                  bool training, std::uint64_t seed) const {
     auto shape = x.shape();
@@ -150,3 +166,5 @@ class dynamic_module {
 };
 
 }  // namespace mha::detail
+
+#include <mha/detail/macros_undef.hpp>

@@ -21,17 +21,18 @@
 // ACM TOMS 2008, the outer-product form of the BLIS micro-kernel).
 #pragma once
 
+#include <mha/detail/cxx20_check.hpp>
+
 #include <cstddef>
 
 #include <mha/detail/muladd.hpp>
 #include <mha/detail/simd.hpp>
 
-/// Forces inlining of the small kernel pieces, so that a caller whose sizes
-/// are compile-time constants (the fixed-size modules) gets every loop bound,
-/// edge width and partial-vector length folded into the code.
-#define MHA_DETAIL_INLINE __attribute__((always_inline)) inline
+#include <mha/detail/macros.hpp>
 
-namespace mha::detail::gemm {
+namespace mha::detail {
+MHA_DETAIL_ISA_NAMESPACE {
+namespace gemm {
 
 /// Rows of the register tile (also the query block of the attention).
 inline constexpr std::size_t mr = 6;
@@ -193,4 +194,8 @@ MHA_DETAIL_INLINE void gemm_abt(std::size_t m, std::size_t n, K k, const T* a, s
     }
 }
 
-}  // namespace mha::detail::gemm
+}  // namespace gemm
+}  // namespace MHA_DETAIL_ISA
+}  // namespace mha::detail
+
+#include <mha/detail/macros_undef.hpp>

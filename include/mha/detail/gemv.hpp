@@ -15,12 +15,18 @@
 // vector operations), so those two stay bit-identical to each other.
 #pragma once
 
+#include <mha/detail/cxx20_check.hpp>
+
 #include <cstddef>
 
 #include <mha/detail/muladd.hpp>
 #include <mha/detail/simd.hpp>
 
-namespace mha::detail::gemv {
+#include <mha/detail/macros.hpp>
+
+namespace mha::detail {
+MHA_DETAIL_ISA_NAMESPACE {
+namespace gemv {
 
 /// Most rows (tokens) one pass over the weights serves.
 inline constexpr std::size_t max_rows = 4;
@@ -111,4 +117,8 @@ inline void project(std::size_t m, const T* const* x, std::size_t in, const T* w
   }
 }
 
-}  // namespace mha::detail::gemv
+}  // namespace gemv
+}  // namespace MHA_DETAIL_ISA
+}  // namespace mha::detail
+
+#include <mha/detail/macros_undef.hpp>

@@ -17,6 +17,8 @@
 // another order (see attention_head_decode).
 #pragma once
 
+#include <mha/detail/cxx20_check.hpp>
+
 #include <cstddef>
 #include <limits>
 #include <type_traits>
@@ -28,7 +30,10 @@
 #include <mha/detail/simd.hpp>
 #include <mha/detail/sizes.hpp>
 
+#include <mha/detail/macros.hpp>
+
 namespace mha::detail {
+MHA_DETAIL_ISA_NAMESPACE {
 
 /// Largest extent of a "small shape": when every size passed to a kernel is a
 /// compile-time constant no larger than this (the fixed-size modules on tiny
@@ -490,4 +495,7 @@ inline void attention_head_decode(const head_operands<T>& h, std::size_t keys, H
   }
 }
 
+}  // namespace MHA_DETAIL_ISA
 }  // namespace mha::detail
+
+#include <mha/detail/macros_undef.hpp>

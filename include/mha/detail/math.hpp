@@ -1,6 +1,8 @@
 // mha/detail/math.hpp -- exp and sqrt usable in constant evaluation.
 #pragma once
 
+#include <mha/detail/cxx20_check.hpp>
+
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -8,7 +10,10 @@
 #include <limits>
 #include <type_traits>
 
+#include <mha/detail/macros.hpp>
+
 namespace mha::detail {
+MHA_DETAIL_ISA_NAMESPACE {
 
 /// e^x in double precision, evaluable in a constant expression.
 /// Range reduction x = k*ln2 + r, |r| <= ln2/2, then the degree-20 Taylor
@@ -120,4 +125,7 @@ constexpr T sqrt(T x) noexcept {
   return std::sqrt(x);
 }
 
+}  // namespace MHA_DETAIL_ISA
 }  // namespace mha::detail
+
+#include <mha/detail/macros_undef.hpp>

@@ -1,9 +1,14 @@
 // mha/detail/muladd.hpp -- the one multiply-add of every sum in the kernels.
 #pragma once
 
+#include <mha/detail/cxx20_check.hpp>
+
 #include <type_traits>
 
+#include <mha/detail/macros.hpp>
+
 namespace mha::detail {
+MHA_DETAIL_ISA_NAMESPACE {
 
 /// acc + a * b, for scalars and GCC/Clang vectors alike; every dot product
 /// and matrix product of the kernels accumulates through it.
@@ -45,4 +50,7 @@ __attribute__((always_inline)) constexpr Acc muladd(Acc acc, A a, B b) noexcept 
 #endif
 }
 
+}  // namespace MHA_DETAIL_ISA
 }  // namespace mha::detail
+
+#include <mha/detail/macros_undef.hpp>

@@ -6,7 +6,11 @@
 // otherwise, where SSE2/NEON-class registers exist), and the compiler lowers
 // the generic vector operations to whatever that target has. Only used at run
 // time (never in constant evaluation).
+// Everything here depends on that target, so it lives in the ISA namespace
+// (detail/macros.hpp, docs/design.md "ISA namespaces").
 #pragma once
+
+#include <mha/detail/cxx20_check.hpp>
 
 #include <bit>
 #include <cstddef>
@@ -15,7 +19,17 @@
 #include <type_traits>
 #include <utility>
 
-namespace mha::detail::simd {
+#include <mha/detail/macros.hpp>
+
+namespace mha::detail {
+MHA_DETAIL_ISA_NAMESPACE {
+
+/// Name of the ISA namespace of this translation unit (docs/design.md, "ISA
+/// namespaces"), e.g. "isa_avx512" with -march=x86-64-v4, "isa_sse2" with
+/// -march=x86-64.
+inline constexpr const char isa_name[] = MHA_DETAIL_ISA_NAME;
+
+namespace simd {
 
 #if defined(__AVX512F__)
 inline constexpr std::size_t vector_bytes = 64;
@@ -106,7 +120,7 @@ __attribute__((always_inline)) inline vec<T> min(vec<T> a, vec<T> b) noexcept {
 /// Lane l of the result is lane (l + W) mod lanes of v.
 template <std::size_t W, class T, std::size_t... I>
 __attribute__((always_inline)) inline vec<T> rotate(vec<T> v, std::index_sequence<I...>) noexcept {
-#if defined(__clang__) || (defined(__GNUC__) && __GNUC__ >= 12)
+#if defined(MHA_DETAIL_HAVE_SHUFFLEVECTOR)
   return __builtin_shufflevector(v, v, ((I + W) % sizeof...(I))...);
 #else
   return vec<T>{v[(I + W) % sizeof...(I)]...};
@@ -187,4 +201,8 @@ __attribute__((always_inline)) constexpr VF exp(VF x) noexcept {
   return p * std::bit_cast<VF>(bits);
 }
 
-}  // namespace mha::detail::simd
+}  // namespace simd
+}  // namespace MHA_DETAIL_ISA
+}  // namespace mha::detail
+
+#include <mha/detail/macros_undef.hpp>

@@ -6,6 +6,8 @@
 // code serves both, so both perform the same operations in the same order.
 #pragma once
 
+#include <mha/detail/cxx20_check.hpp>
+
 #include <cstddef>
 #include <type_traits>
 #include <utility>

@@ -31,6 +31,8 @@
 // (padded tokens x W floats, at most max_tokens * 64 bytes = 16 KiB).
 #pragma once
 
+#include <mha/detail/cxx20_check.hpp>
+
 #include <cstddef>
 #include <cstring>
 #include <limits>
@@ -43,9 +45,11 @@
 #include <mha/detail/muladd.hpp>
 #include <mha/detail/simd.hpp>
 
-#define MHA_DETAIL_LAMBDA_INLINE __attribute__((always_inline))
+#include <mha/detail/macros.hpp>
 
-namespace mha::detail::token_major {
+namespace mha::detail {
+MHA_DETAIL_ISA_NAMESPACE {
+namespace token_major {
 
 /// Largest token count N of the token-major path (chosen from benchmark/bench_mha.cpp).
 inline constexpr std::size_t max_tokens = 256;
@@ -106,8 +110,7 @@ MHA_DETAIL_INLINE void store(void* p, V v) noexcept {
   std::memcpy(p, &v, sizeof v);
 }
 
-#if defined(__clang__) || (defined(__GNUC__) && __GNUC__ >= 12)
-#define MHA_DETAIL_HAVE_SHUFFLEVECTOR 1
+#if defined(MHA_DETAIL_HAVE_SHUFFLEVECTOR)
 /// One butterfly stage of an in-register transpose: rows r and r + H of every
 /// group of 2H rows exchange their off-diagonal H x H blocks (lanes with bit H
 /// set in row r <-> lanes with bit H clear in row r + H). Applied for
@@ -403,4 +406,8 @@ inline void forward(const Spec& spec, Batch batch, Tokens tokens, Padded np, con
     transpose<T, W>(result + b * np, cols, out + b * out_batch, Width, size_c<Width>{}, tokens);
 }
 
-}  // namespace mha::detail::token_major
+}  // namespace token_major
+}  // namespace MHA_DETAIL_ISA
+}  // namespace mha::detail
+
+#include <mha/detail/macros_undef.hpp>

@@ -1,6 +1,9 @@
 // mha/dynamic/causal_attention.hpp -- CausalAttention with run-time sizes.
 #pragma once
 
+#include <mha/detail/cxx20_check.hpp>
+#ifndef MHA_DETAIL_NO_CXX20
+
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -14,6 +17,8 @@
 #include <mha/dynamic/linear.hpp>
 #include <mha/dynamic/tensor.hpp>
 #include <mha/dynamic/workspace.hpp>
+
+#include <mha/detail/macros.hpp>
 
 namespace mha::dynamic {
 
@@ -33,6 +38,7 @@ class causal_attention : public detail::dynamic_module<causal_attention<T>, T> {
  public:
   using value_type = T;
 
+  MHA_DETAIL_ISA_TAG
   causal_attention(std::size_t d_in, std::size_t d_out, std::size_t context_length,
                    bool qkv_bias = false)
       : w_query(d_in, d_out, qkv_bias),
@@ -63,12 +69,21 @@ class causal_attention : public detail::dynamic_module<causal_attention<T>, T> {
   // forward_training(x, seed), forward_training(x, out, seed) and
   // forward_training(x, out, ws, seed) come from detail::dynamic_module.
 
+  // Copies, moves and destruction as the compiler would generate them,
+  // declared only to carry the ISA's ABI tag (their code moves T values;
+  // docs/design.md, "ISA namespaces").
+  MHA_DETAIL_ISA_TAG causal_attention(const causal_attention&) = default;
+  MHA_DETAIL_ISA_TAG causal_attention(causal_attention&&) = default;
+  MHA_DETAIL_ISA_TAG causal_attention& operator=(const causal_attention&) = default;
+  MHA_DETAIL_ISA_TAG causal_attention& operator=(causal_attention&&) = default;
+  MHA_DETAIL_ISA_TAG ~causal_attention() = default;
+
  private:
   static constexpr const char* api = "mha::dynamic::causal_attention";
 
   /// std::invalid_argument for member layers of other sizes or, in training,
   /// a dropout outside [0, 1] (`who` names the module in the message).
-  void check_parameters_(bool training, const char* who = api) const {
+  MHA_DETAIL_ISA_TAG void check_parameters_(bool training, const char* who = api) const {
     if (training) detail::check_dynamic_dropout(who, dropout);
     detail::check_dynamic_linear(who, "w_query", w_query, d_in_, d_out_, qkv_bias_);
     detail::check_dynamic_linear(who, "w_key", w_key, d_in_, d_out_, qkv_bias_);
@@ -88,7 +103,7 @@ class causal_attention : public detail::dynamic_module<causal_attention<T>, T> {
   }
   template <class>
   friend class multi_head_attention_wrapper;
-  static std::size_t check_context(std::size_t context_length) {
+  MHA_DETAIL_ISA_TAG static std::size_t check_context(std::size_t context_length) {
     if (context_length == 0)
       throw std::invalid_argument("mha::dynamic::causal_attention: context_length must be greater than 0");
     return context_length;
@@ -99,3 +114,7 @@ class causal_attention : public detail::dynamic_module<causal_attention<T>, T> {
 };
 
 }  // namespace mha::dynamic
+
+#include <mha/detail/macros_undef.hpp>
+
+#endif  // MHA_DETAIL_NO_CXX20

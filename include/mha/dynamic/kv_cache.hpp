@@ -1,12 +1,17 @@
 // mha/dynamic/kv_cache.hpp -- keys and values of earlier tokens, run-time sizes.
 #pragma once
 
+#include <mha/detail/cxx20_check.hpp>
+#ifndef MHA_DETAIL_NO_CXX20
+
 #include <cstddef>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include <mha/detail/attention.hpp>
+
+#include <mha/detail/macros.hpp>
 
 namespace mha::dynamic {
 
@@ -33,7 +38,7 @@ class kv_cache {
   /// attention module: it reads num_heads(), head_dim() and context_length()).
   /// It serves every module of those sizes.
   template <class Module>
-  kv_cache(const Module& model, std::size_t batch)
+  MHA_DETAIL_ISA_TAG kv_cache(const Module& model, std::size_t batch)
       : batch_(check_batch(batch)),
         num_heads_(model.num_heads()),
         head_dim_(model.head_dim()),
@@ -57,7 +62,7 @@ class kv_cache {
   /// Forgets every token (storage kept).
   void clear() noexcept { size_ = 0; }
   /// Keeps the first n tokens. Throws std::out_of_range if n > size().
-  void truncate(std::size_t n) {
+  MHA_DETAIL_ISA_TAG void truncate(std::size_t n) {
     if (n > size_)
       throw std::out_of_range("mha::dynamic::kv_cache::truncate: n = " + std::to_string(n) +
                               " exceeds size() = " + std::to_string(size_));
@@ -77,8 +82,17 @@ class kv_cache {
   /// Records n appended tokens (for the modules).
   void grow_(std::size_t n) noexcept { size_ += n; }
 
+  // Copies, moves and destruction as the compiler would generate them,
+  // declared only to carry the ISA's ABI tag (their code moves T values;
+  // docs/design.md, "ISA namespaces").
+  MHA_DETAIL_ISA_TAG kv_cache(const kv_cache&) = default;
+  MHA_DETAIL_ISA_TAG kv_cache(kv_cache&&) = default;
+  MHA_DETAIL_ISA_TAG kv_cache& operator=(const kv_cache&) = default;
+  MHA_DETAIL_ISA_TAG kv_cache& operator=(kv_cache&&) = default;
+  MHA_DETAIL_ISA_TAG ~kv_cache() = default;
+
  private:
-  static std::size_t check_batch(std::size_t batch) {
+  MHA_DETAIL_ISA_TAG static std::size_t check_batch(std::size_t batch) {
     if (batch == 0) throw std::invalid_argument("mha::dynamic::kv_cache: batch must be greater than 0");
     return batch;
   }
@@ -88,3 +102,7 @@ class kv_cache {
 };
 
 }  // namespace mha::dynamic
+
+#include <mha/detail/macros_undef.hpp>
+
+#endif  // MHA_DETAIL_NO_CXX20

@@ -1,6 +1,9 @@
 // mha/dynamic/linear.hpp -- torch.nn.Linear with run-time sizes.
 #pragma once
 
+#include <mha/detail/cxx20_check.hpp>
+#ifndef MHA_DETAIL_NO_CXX20
+
 #include <cstddef>
 #include <stdexcept>
 #include <string>
@@ -9,6 +12,8 @@
 #include <mha/detail/contracts.hpp>
 #include <mha/detail/kernels.hpp>
 #include <mha/dynamic/tensor.hpp>
+
+#include <mha/detail/macros.hpp>
 
 namespace mha::dynamic {
 
@@ -33,6 +38,7 @@ class linear {
   using value_type = T;
 
   /// A zero-initialised layer. Throws std::invalid_argument if a size is 0.
+  MHA_DETAIL_ISA_TAG
   linear(std::size_t in_features, std::size_t out_features, bool with_bias = true)
       : weight(check_sizes(in_features, out_features)),
         bias(with_bias ? std::vector<std::size_t>{out_features} : std::vector<std::size_t>{0}),
@@ -53,7 +59,7 @@ class linear {
   /// y[..][o] = bias[o] + sum_i x[..][i] weight[o][i] for x of any rank whose
   /// last extent is in_features; returns the same shape with last extent
   /// out_features.
-  tensor<T> forward(const tensor<T>& x) const {
+  MHA_DETAIL_ISA_TAG tensor<T> forward(const tensor<T>& x) const {
     if (x.shape().back() != in_features_)
       throw std::invalid_argument("mha::dynamic::linear::forward: input " + shape_string(x.shape()) +
                                   " must have last extent in_features = " +
@@ -65,11 +71,11 @@ class linear {
     return y;
   }
   /// Same as forward(x).
-  tensor<T> operator()(const tensor<T>& x) const { return forward(x); }
+  MHA_DETAIL_ISA_TAG tensor<T> operator()(const tensor<T>& x) const { return forward(x); }
 
   /// Applies the layer to `rows` contiguous rows: x [rows][in] -> y [rows][out].
   /// Checks the weight and bias shapes first (std::invalid_argument).
-  void apply_rows(const T* x, std::size_t rows, T* y) const {
+  MHA_DETAIL_ISA_TAG void apply_rows(const T* x, std::size_t rows, T* y) const {
     check_parameters();
     if constexpr (detail::float_or_double<T>)
       detail::linear_rows(x, rows, in_features_, weight.data(), has_bias_ ? bias.data() : nullptr,
@@ -78,7 +84,7 @@ class linear {
 
   /// Throws std::invalid_argument if weight or bias no longer have the shapes
   /// implied by the constructor's sizes.
-  void check_parameters() const {
+  MHA_DETAIL_ISA_TAG void check_parameters() const {
     const auto& ws = weight.shape();  // compared in place: no allocation on the valid path
     if (ws.size() != 2 || ws[0] != out_features_ || ws[1] != in_features_)
       throw std::invalid_argument("mha::dynamic::linear: weight is " + shape_string(weight.shape()) +
@@ -89,8 +95,17 @@ class linear {
                                   ", expected [" + std::to_string(out_features_) + "]");
   }
 
+  // Copies, moves and destruction as the compiler would generate them,
+  // declared only to carry the ISA's ABI tag (their code moves T values;
+  // docs/design.md, "ISA namespaces").
+  MHA_DETAIL_ISA_TAG linear(const linear&) = default;
+  MHA_DETAIL_ISA_TAG linear(linear&&) = default;
+  MHA_DETAIL_ISA_TAG linear& operator=(const linear&) = default;
+  MHA_DETAIL_ISA_TAG linear& operator=(linear&&) = default;
+  MHA_DETAIL_ISA_TAG ~linear() = default;
+
  private:
-  static std::vector<std::size_t> check_sizes(std::size_t in, std::size_t out) {
+  MHA_DETAIL_ISA_TAG static std::vector<std::size_t> check_sizes(std::size_t in, std::size_t out) {
     if (in == 0 || out == 0)
       throw std::invalid_argument("mha::dynamic::linear: in_features (" + std::to_string(in) +
                                   ") and out_features (" + std::to_string(out) +
@@ -104,3 +119,7 @@ class linear {
 };
 
 }  // namespace mha::dynamic
+
+#include <mha/detail/macros_undef.hpp>
+
+#endif  // MHA_DETAIL_NO_CXX20

@@ -1,6 +1,9 @@
 // mha/dynamic/multi_head_attention.hpp -- MultiHeadAttention with run-time sizes.
 #pragma once
 
+#include <mha/detail/cxx20_check.hpp>
+#ifndef MHA_DETAIL_NO_CXX20
+
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -14,6 +17,8 @@
 #include <mha/dynamic/linear.hpp>
 #include <mha/dynamic/tensor.hpp>
 #include <mha/dynamic/workspace.hpp>
+
+#include <mha/detail/macros.hpp>
 
 namespace mha::dynamic {
 
@@ -34,6 +39,7 @@ class multi_head_attention : public detail::dynamic_module<multi_head_attention<
  public:
   using value_type = T;
 
+  MHA_DETAIL_ISA_TAG
   multi_head_attention(std::size_t d_in, std::size_t d_out, std::size_t context_length,
                        std::size_t num_heads, bool qkv_bias = false)
       : w_query(d_in, check(d_out, context_length, num_heads), qkv_bias),
@@ -68,9 +74,19 @@ class multi_head_attention : public detail::dynamic_module<multi_head_attention<
   // forward_training(x, seed), forward_training(x, out, seed) and
   // forward_training(x, out, ws, seed) come from detail::dynamic_module.
 
+  // Copies, moves and destruction as the compiler would generate them,
+  // declared only to carry the ISA's ABI tag (their code moves T values;
+  // docs/design.md, "ISA namespaces").
+  MHA_DETAIL_ISA_TAG multi_head_attention(const multi_head_attention&) = default;
+  MHA_DETAIL_ISA_TAG multi_head_attention(multi_head_attention&&) = default;
+  MHA_DETAIL_ISA_TAG multi_head_attention& operator=(const multi_head_attention&) = default;
+  MHA_DETAIL_ISA_TAG multi_head_attention& operator=(multi_head_attention&&) = default;
+  MHA_DETAIL_ISA_TAG ~multi_head_attention() = default;
+
  private:
   static constexpr const char* api = "mha::dynamic::multi_head_attention";
 
+  MHA_DETAIL_ISA_TAG
   static std::size_t check(std::size_t d_out, std::size_t context_length, std::size_t num_heads) {
     if (num_heads == 0)
       throw std::invalid_argument(std::string(api) + ": num_heads must be greater than 0");
@@ -84,7 +100,7 @@ class multi_head_attention : public detail::dynamic_module<multi_head_attention<
   }
   /// std::invalid_argument for member layers of other sizes or, in training,
   /// a dropout outside [0, 1].
-  void check_parameters_(bool training) const {
+  MHA_DETAIL_ISA_TAG void check_parameters_(bool training) const {
     if (training) detail::check_dynamic_dropout(api, dropout);
     detail::check_dynamic_linear(api, "w_query", w_query, d_in_, d_out_, qkv_bias_);
     detail::check_dynamic_linear(api, "w_key", w_key, d_in_, d_out_, qkv_bias_);
@@ -111,3 +127,7 @@ class multi_head_attention : public detail::dynamic_module<multi_head_attention<
 };
 
 }  // namespace mha::dynamic
+
+#include <mha/detail/macros_undef.hpp>
+
+#endif  // MHA_DETAIL_NO_CXX20

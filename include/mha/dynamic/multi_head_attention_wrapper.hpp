@@ -1,6 +1,9 @@
 // mha/dynamic/multi_head_attention_wrapper.hpp -- MultiHeadAttentionWrapper with run-time sizes.
 #pragma once
 
+#include <mha/detail/cxx20_check.hpp>
+#ifndef MHA_DETAIL_NO_CXX20
+
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -13,6 +16,8 @@
 #include <mha/dynamic/causal_attention.hpp>
 #include <mha/dynamic/tensor.hpp>
 #include <mha/dynamic/workspace.hpp>
+
+#include <mha/detail/macros.hpp>
 
 namespace mha::dynamic {
 
@@ -30,6 +35,7 @@ class multi_head_attention_wrapper : public detail::dynamic_module<multi_head_at
  public:
   using value_type = T;
 
+  MHA_DETAIL_ISA_TAG
   multi_head_attention_wrapper(std::size_t d_in, std::size_t d_out, std::size_t context_length,
                                std::size_t num_heads, bool qkv_bias = false)
       : heads(make_heads(d_in, d_out, context_length, num_heads, qkv_bias)),
@@ -46,7 +52,7 @@ class multi_head_attention_wrapper : public detail::dynamic_module<multi_head_at
   /// Head h, read-only (bounds-checked: std::out_of_range).
   const causal_attention<T>& head(std::size_t h) const { return heads.at(h); }
   /// Sets every head's dropout probability (checked in [0, 1] at forward_training).
-  void set_dropout(T p) {
+  MHA_DETAIL_ISA_TAG void set_dropout(T p) {
     for (auto& h : heads) h.dropout = p;
   }
 
@@ -67,9 +73,21 @@ class multi_head_attention_wrapper : public detail::dynamic_module<multi_head_at
   // forward_training(x, seed), forward_training(x, out, seed) and
   // forward_training(x, out, ws, seed) come from detail::dynamic_module.
 
+  // Copies, moves and destruction as the compiler would generate them,
+  // declared only to carry the ISA's ABI tag (their code moves T values;
+  // docs/design.md, "ISA namespaces").
+  MHA_DETAIL_ISA_TAG multi_head_attention_wrapper(const multi_head_attention_wrapper&) = default;
+  MHA_DETAIL_ISA_TAG multi_head_attention_wrapper(multi_head_attention_wrapper&&) = default;
+  MHA_DETAIL_ISA_TAG
+  multi_head_attention_wrapper& operator=(const multi_head_attention_wrapper&) = default;
+  MHA_DETAIL_ISA_TAG
+  multi_head_attention_wrapper& operator=(multi_head_attention_wrapper&&) = default;
+  MHA_DETAIL_ISA_TAG ~multi_head_attention_wrapper() = default;
+
  private:
   static constexpr const char* api = "mha::dynamic::multi_head_attention_wrapper";
 
+  MHA_DETAIL_ISA_TAG
   static std::vector<causal_attention<T>> make_heads(std::size_t d_in, std::size_t d_out,
                                                      std::size_t context_length,
                                                      std::size_t num_heads, bool qkv_bias) {
@@ -80,7 +98,7 @@ class multi_head_attention_wrapper : public detail::dynamic_module<multi_head_at
   }
   /// std::invalid_argument for a resized `heads`, heads of other sizes, their
   /// member layers of other sizes or, in training, a dropout outside [0, 1].
-  void check_parameters_(bool training) const {
+  MHA_DETAIL_ISA_TAG void check_parameters_(bool training) const {
     if (heads.size() != num_heads_)
       throw std::invalid_argument(std::string(api) + ": heads holds " +
                                   std::to_string(heads.size()) + " heads, expected num_heads = " +
@@ -106,3 +124,7 @@ class multi_head_attention_wrapper : public detail::dynamic_module<multi_head_at
 };
 
 }  // namespace mha::dynamic
+
+#include <mha/detail/macros_undef.hpp>
+
+#endif  // MHA_DETAIL_NO_CXX20

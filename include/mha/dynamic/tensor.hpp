@@ -1,6 +1,9 @@
 // mha/dynamic/tensor.hpp -- owning runtime-sized tensor.
 #pragma once
 
+#include <mha/detail/cxx20_check.hpp>
+#ifndef MHA_DETAIL_NO_CXX20
+
 #include <cstddef>
 #include <initializer_list>
 #include <stdexcept>
@@ -8,6 +11,8 @@
 #include <type_traits>
 #include <utility>
 #include <vector>
+
+#include <mha/detail/macros.hpp>
 
 namespace mha::dynamic {
 
@@ -27,11 +32,11 @@ class tensor {
   using value_type = T;
 
   /// An empty tensor of shape {0}.
-  tensor() : shape_{0} {}
+  MHA_DETAIL_ISA_TAG tensor() : shape_{0} {}
   /// A zero-filled tensor of the given shape (outermost dimension first).
   /// Throws std::invalid_argument for an empty shape or when the element count
   /// overflows std::size_t.
-  explicit tensor(std::vector<std::size_t> shape) : shape_(std::move(shape)) {
+  MHA_DETAIL_ISA_TAG explicit tensor(std::vector<std::size_t> shape) : shape_(std::move(shape)) {
     if (shape_.empty()) throw std::invalid_argument("mha::dynamic::tensor: shape must have rank >= 1");
     values_.assign(element_count(shape_.begin(), shape_.end()), T(0));
   }
@@ -45,7 +50,7 @@ class tensor {
   /// std::invalid_argument for an empty shape or an element count that
   /// overflows std::size_t, and what std::vector throws when it cannot grow
   /// (std::length_error, std::bad_alloc); the tensor is unchanged then.
-  void reshape(std::initializer_list<std::size_t> shape) {
+  MHA_DETAIL_ISA_TAG void reshape(std::initializer_list<std::size_t> shape) {
     if (shape.size() == 0) throw std::invalid_argument("mha::dynamic::tensor::reshape: shape must have rank >= 1");
     const std::size_t n = element_count(shape.begin(), shape.end());
     // Everything that can throw (std::bad_alloc, std::length_error) comes
@@ -75,23 +80,32 @@ class tensor {
 
   /// Element access, one index per dimension (bounds-checked, see class doc).
   template <class... Index>
-  T& operator()(Index... index) {
+  MHA_DETAIL_ISA_TAG T& operator()(Index... index) {
     return values_[offset_of({static_cast<std::size_t>(index)...})];
   }
   /// Element access, one index per dimension (bounds-checked, see class doc).
   template <class... Index>
-  const T& operator()(Index... index) const {
+  MHA_DETAIL_ISA_TAG const T& operator()(Index... index) const {
     return values_[offset_of({static_cast<std::size_t>(index)...})];
   }
 
-  friend bool operator==(const tensor& a, const tensor& b) {
+  friend MHA_DETAIL_ISA_TAG bool operator==(const tensor& a, const tensor& b) {
     return a.shape_ == b.shape_ && a.values_ == b.values_;
   }
+
+  // Copies, moves and destruction as the compiler would generate them,
+  // declared only to carry the ISA's ABI tag (their code moves T values;
+  // docs/design.md, "ISA namespaces").
+  MHA_DETAIL_ISA_TAG tensor(const tensor&) = default;
+  MHA_DETAIL_ISA_TAG tensor(tensor&&) = default;
+  MHA_DETAIL_ISA_TAG tensor& operator=(const tensor&) = default;
+  MHA_DETAIL_ISA_TAG tensor& operator=(tensor&&) = default;
+  MHA_DETAIL_ISA_TAG ~tensor() = default;
 
  private:
   /// Product of the extents; std::invalid_argument when it overflows std::size_t.
   template <class It>
-  static std::size_t element_count(It first, It last) {
+  MHA_DETAIL_ISA_TAG static std::size_t element_count(It first, It last) {
     std::size_t n = 1;
     bool zero = false;
     for (It e = first; e != last; ++e) zero = zero || *e == 0;
@@ -103,7 +117,7 @@ class tensor {
     }
     return n;
   }
-  std::size_t offset_of(std::initializer_list<std::size_t> index) const {
+  MHA_DETAIL_ISA_TAG std::size_t offset_of(std::initializer_list<std::size_t> index) const {
     if (index.size() != shape_.size())
       throw std::invalid_argument("mha::dynamic::tensor: " + std::to_string(index.size()) +
                                   " indices given for a tensor of rank " +
@@ -126,7 +140,7 @@ class tensor {
 };
 
 /// "[2][6][3]" for error messages.
-inline std::string shape_string(const std::vector<std::size_t>& shape) {
+MHA_DETAIL_ISA_TAG inline std::string shape_string(const std::vector<std::size_t>& shape) {
   std::string s;
   for (const std::size_t e : shape) {
     // appended piecewise: `"[" + std::to_string(e)` trips g++ 12's false
@@ -139,3 +153,7 @@ inline std::string shape_string(const std::vector<std::size_t>& shape) {
 }
 
 }  // namespace mha::dynamic
+
+#include <mha/detail/macros_undef.hpp>
+
+#endif  // MHA_DETAIL_NO_CXX20

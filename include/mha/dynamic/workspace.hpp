@@ -1,10 +1,15 @@
 // mha/dynamic/workspace.hpp -- reusable scratch memory of mha::dynamic forwards.
 #pragma once
 
+#include <mha/detail/cxx20_check.hpp>
+#ifndef MHA_DETAIL_NO_CXX20
+
 #include <cstddef>
 #include <vector>
 
 #include <mha/detail/gemm.hpp>
+
+#include <mha/detail/macros.hpp>
 
 namespace mha::dynamic {
 
@@ -23,10 +28,24 @@ struct workspace {
 
   /// Grows `storage` to at least `elements` and `scores` to gemm::mr *
   /// `keys` elements (allocates only when they are smaller).
-  void reserve_for(std::size_t elements, std::size_t keys) {
+  MHA_DETAIL_ISA_TAG void reserve_for(std::size_t elements, std::size_t keys) {
     if (storage.size() < elements) storage.resize(elements);
     if (scores.size() < detail::gemm::mr * keys) scores.resize(detail::gemm::mr * keys);
   }
+
+  // Construction, copies, moves and destruction as the compiler would
+  // generate them, declared only to carry the ISA's ABI tag (their code moves
+  // T values; docs/design.md, "ISA namespaces").
+  MHA_DETAIL_ISA_TAG workspace() = default;
+  MHA_DETAIL_ISA_TAG workspace(const workspace&) = default;
+  MHA_DETAIL_ISA_TAG workspace(workspace&&) = default;
+  MHA_DETAIL_ISA_TAG workspace& operator=(const workspace&) = default;
+  MHA_DETAIL_ISA_TAG workspace& operator=(workspace&&) = default;
+  MHA_DETAIL_ISA_TAG ~workspace() = default;
 };
 
 }  // namespace mha::dynamic
+
+#include <mha/detail/macros_undef.hpp>
+
+#endif  // MHA_DETAIL_NO_CXX20

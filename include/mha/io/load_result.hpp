@@ -1,6 +1,9 @@
 // mha/io/load_result.hpp -- options and error reporting of the weight loaders.
 #pragma once
 
+#include <mha/detail/cxx20_check.hpp>
+#ifndef MHA_DETAIL_NO_CXX20
+
 #include <string>
 #include <utility>
 
@@ -106,3 +109,5 @@ class load_error : public std::runtime_error {
 #endif
 
 }  // namespace mha::io
+
+#endif  // MHA_DETAIL_NO_CXX20

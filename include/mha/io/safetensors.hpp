@@ -8,6 +8,9 @@
 // exceptions are enabled. See docs/loading-weights.md.
 #pragma once
 
+#include <mha/detail/cxx20_check.hpp>
+#ifndef MHA_DETAIL_NO_CXX20
+
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -207,3 +210,5 @@ void load_safetensors_memory(const void* data, std::size_t size, Model& model,
 #endif
 
 }  // namespace mha::io
+
+#endif  // MHA_DETAIL_NO_CXX20

@@ -1,6 +1,8 @@
 // mha/io/detail/half.hpp -- IEEE binary16 and bfloat16 to float conversions.
 #pragma once
 
+#include <mha/detail/cxx20_check.hpp>
+
 #include <bit>
 #include <cstdint>
 

@@ -2,9 +2,12 @@
 // (names, shapes) and where each one's elements go in the model.
 #pragma once
 
+#include <mha/detail/cxx20_check.hpp>
+
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -18,8 +21,9 @@
 
 #if defined(__cpp_exceptions) || defined(__EXCEPTIONS)
 #include <mha/dynamic.hpp>
-#define MHA_IO_HAVE_DYNAMIC 1
 #endif
+
+#include <mha/detail/macros.hpp>  // MHA_IO_HAVE_DYNAMIC: with exceptions
 
 namespace mha::io::detail {
 
@@ -336,3 +340,5 @@ inline constexpr bool is_loadable_v<
     true;
 
 }  // namespace mha::io::detail
+
+#include <mha/detail/macros_undef.hpp>

@@ -6,6 +6,8 @@
 // before every access).
 #pragma once
 
+#include <mha/detail/cxx20_check.hpp>
+
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -18,6 +20,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <type_traits>
 #include <utility>
 #include <vector>

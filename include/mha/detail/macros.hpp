@@ -1,0 +1,84 @@
+// mha/detail/macros.hpp -- the library's internal macros (no include guard).
+//
+// Every header that uses one of these macros includes this file after its
+// own #include lines and <mha/detail/macros_undef.hpp> at its end, so the
+// macros are defined wherever the library's code needs them and never in the
+// user's code after an #include of a public header. Nested includes work
+// because a header's includes all come before its own definitions: an
+// included header's #undefs run before the including header defines the
+// macros again. Adding a macro here: add its #undef to macros_undef.hpp
+// (test/headers checks that no MHA_DETAIL_ / MHA_IO_ macro survives an
+// #include of any public header).
+
+/// Forces inlining of the small kernel pieces, so that a caller whose sizes
+/// are compile-time constants (the fixed-size modules) gets every loop bound,
+/// edge width and partial-vector length folded into the code.
+#define MHA_DETAIL_INLINE __attribute__((always_inline)) inline
+/// The same for lambdas (after the parameter list).
+#define MHA_DETAIL_LAMBDA_INLINE __attribute__((always_inline))
+
+/// Defined when the compiler has __builtin_shufflevector for GCC vector types
+/// (the in-register transposes of token_major.hpp).
+#if defined(__clang__) || (defined(__GNUC__) && __GNUC__ >= 12)
+#define MHA_DETAIL_HAVE_SHUFFLEVECTOR 1
+#endif
+
+/// Defined when exceptions are enabled: mha::io also loads mha::dynamic modules.
+#if defined(__cpp_exceptions) || defined(__EXCEPTIONS)
+#define MHA_IO_HAVE_DYNAMIC 1
+#endif
+
+// ISA namespaces (docs/design.md, "ISA namespaces"). The vector width of the
+// kernels (detail/simd.hpp) and whether multiply-adds are fused follow the
+// instruction set the translation unit is compiled for (-m / -march flags).
+// Every function whose code depends on it lives in
+// mha::detail::inline namespace MHA_DETAIL_ISA, whose name encodes the
+// instruction set, so two translation units built for different instruction
+// sets never define the same symbol with different code. The namespace carries
+// the same name as an ABI tag, so a member function whose return type is one
+// of its types (a module's spec_()) is renamed too; MHA_DETAIL_ISA_TAG puts
+// the tag on a public member function that runs ISA-dependent code (the
+// modules' forward calls), whose class must stay the same type everywhere.
+#if defined(__x86_64__) || defined(__i386__)
+#if defined(__AVX512F__) && defined(__AVX512VL__) && defined(__AVX512BW__) && defined(__AVX512DQ__)
+#define MHA_DETAIL_ISA isa_avx512
+#define MHA_DETAIL_ISA_NAME "isa_avx512"
+#elif defined(__AVX512F__)
+#define MHA_DETAIL_ISA isa_avx512f
+#define MHA_DETAIL_ISA_NAME "isa_avx512f"
+#elif defined(__AVX2__) && defined(__FMA__)
+#define MHA_DETAIL_ISA isa_avx2_fma
+#define MHA_DETAIL_ISA_NAME "isa_avx2_fma"
+#elif defined(__AVX2__)
+#define MHA_DETAIL_ISA isa_avx2
+#define MHA_DETAIL_ISA_NAME "isa_avx2"
+#elif defined(__AVX__) && defined(__FMA__)
+#define MHA_DETAIL_ISA isa_avx_fma
+#define MHA_DETAIL_ISA_NAME "isa_avx_fma"
+#elif defined(__AVX__)
+#define MHA_DETAIL_ISA isa_avx
+#define MHA_DETAIL_ISA_NAME "isa_avx"
+#elif defined(__SSE4_2__)
+#define MHA_DETAIL_ISA isa_sse4_2
+#define MHA_DETAIL_ISA_NAME "isa_sse4_2"
+#elif defined(__SSE2__)
+#define MHA_DETAIL_ISA isa_sse2
+#define MHA_DETAIL_ISA_NAME "isa_sse2"
+#else
+#define MHA_DETAIL_ISA isa_generic
+#define MHA_DETAIL_ISA_NAME "isa_generic"
+#endif
+#elif defined(__aarch64__)
+#define MHA_DETAIL_ISA isa_neon
+#define MHA_DETAIL_ISA_NAME "isa_neon"
+#else
+#define MHA_DETAIL_ISA isa_generic
+#define MHA_DETAIL_ISA_NAME "isa_generic"
+#endif
+#if defined(__GNUC__)
+#define MHA_DETAIL_ISA_TAG __attribute__((__abi_tag__(MHA_DETAIL_ISA_NAME)))
+#else
+#define MHA_DETAIL_ISA_TAG
+#endif
+/// Opens the ISA namespace: `namespace mha::detail { MHA_DETAIL_ISA_NAMESPACE { ... } }`.
+#define MHA_DETAIL_ISA_NAMESPACE inline namespace MHA_DETAIL_ISA MHA_DETAIL_ISA_TAG

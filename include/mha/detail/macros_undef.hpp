@@ -1,0 +1,12 @@
+// mha/detail/macros_undef.hpp -- removes the internal macros of
+// <mha/detail/macros.hpp> and <mha/detail/forward_overloads.hpp> (no include
+// guard; included at the end of every header that includes either).
+#undef MHA_DETAIL_INLINE
+#undef MHA_DETAIL_LAMBDA_INLINE
+#undef MHA_DETAIL_HAVE_SHUFFLEVECTOR
+#undef MHA_IO_HAVE_DYNAMIC
+#undef MHA_DETAIL_ISA
+#undef MHA_DETAIL_ISA_NAME
+#undef MHA_DETAIL_ISA_TAG
+#undef MHA_DETAIL_ISA_NAMESPACE
+#undef MHA_DETAIL_FORWARD_OVERLOADS

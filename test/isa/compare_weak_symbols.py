@@ -1,0 +1,131 @@
+#!/usr/bin/env python3
+"""Fails when two object files define a weak mha:: function with different code.
+
+Usage: compare_weak_symbols.py [--nm NM] [--objdump OBJDUMP] A.o B.o
+
+An inline function or a template instantiation is a weak (COMDAT) symbol in
+every object that uses it; the linker keeps one copy and every caller in the
+program runs that copy. If A.o and B.o were compiled for different instruction
+sets and both define the same weak mha:: symbol with different machine code,
+the copy the linker keeps runs in the other object's context too: another
+vector width or FMA contraction (other rounding, or a kernel that does not
+match its caller's data layout), or an instruction the CPU of the other path
+lacks (SIGILL). That is the ODR hazard of issue 11, defect 6.
+
+For every weak function symbol (nm type W) whose mangled name is under the
+mha namespace (including lambdas and local entities of mha functions) and
+that both objects define, the disassembly (objdump -dr) is compared with the
+instruction offsets and comments stripped and relocations to local sections
+(constant pools) anonymised; relocation targets that are symbols are
+compared by name. Exit status 1 if any differ, listing them.
+
+One kind of symbol is exempt (listed, never a failure): the implicitly
+defined default constructors of the fixed-size modules. They are aggregates
+(no constructor can be declared without losing aggregate initialisation, so
+the ISA's ABI tag cannot be put on it); the constructor only stores T(0) into
+`dropout` (the one default member initialiser), so its copies differ only in
+the encoding of that store (SSE or VEX), and it is emitted only without
+optimisation. docs/design.md, "ISA namespaces", describes this limit.
+"""
+import argparse
+import re
+import subprocess
+import sys
+
+MHA_SYMBOL = re.compile(r"^_ZZ?N[rVKRO]*3mha")
+HEADER = re.compile(r"^[0-9a-f]+ <(.+)>:$")
+INSN = re.compile(r"^\s*[0-9a-f]+:\t(.*)$")
+RELOC = re.compile(r"^\s*[0-9a-f]+: (R_\S+)\s+(\S+)$")
+EXEMPT = re.compile(r"^mha::(causal_attention|multi_head_attention|multi_head_attention_wrapper|"
+                    r"fused_multi_head_attention)<.*>::\1\(\)$")
+
+
+def run(cmd):
+    return subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+
+
+def weak_mha_functions(nm, obj):
+    """Mangled names of the weak mha:: functions defined in obj."""
+    names = set()
+    for line in run([nm, "--defined-only", obj]).splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[1] == "W" and MHA_SYMBOL.match(parts[2]):
+            names.add(parts[2])
+    return names
+
+
+def demangle(nm_path, names):
+    if not names:
+        return {}
+    filt = nm_path[:-2] + "c++filt" if nm_path.endswith("nm") else "c++filt"
+    try:
+        out = subprocess.run([filt], input="\n".join(names), check=True, capture_output=True,
+                             text=True).stdout.splitlines()
+    except (OSError, subprocess.CalledProcessError):
+        out = names
+    return dict(zip(names, out))
+
+
+def normalise_reloc(kind, target):
+    # section symbols and local labels (constant pools, .LC0) differ between
+    # objects even for identical code; symbols keep their names
+    if target.startswith("."):
+        return f"{kind} <local>"
+    return f"{kind} {re.sub(r'[-+]0x[0-9a-f]+$', '', target)}"
+
+
+def disassembly(objdump, obj, wanted):
+    """Normalised disassembly of each wanted symbol: a list of lines."""
+    code = {}
+    current = None
+    for line in run([objdump, "-d", "-r", "-w", "--no-show-raw-insn", obj]).splitlines():
+        m = HEADER.match(line)
+        if m:
+            current = m.group(1) if m.group(1) in wanted else None
+            if current is not None:
+                code[current] = []
+            continue
+        if current is None or not line.strip():
+            continue
+        r = RELOC.match(line)
+        if r:
+            code[current].append(normalise_reloc(r.group(1), r.group(2)))
+            continue
+        i = INSN.match(line)
+        if i:
+            insn = i.group(1).split("#")[0]
+            insn = re.sub(r"\s+", " ", insn).strip()
+            code[current].append(insn)
+    return code
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--nm", default="nm")
+    ap.add_argument("--objdump", default="objdump")
+    ap.add_argument("a")
+    ap.add_argument("b")
+    args = ap.parse_args()
+
+    in_a = weak_mha_functions(args.nm, args.a)
+    in_b = weak_mha_functions(args.nm, args.b)
+    common = sorted(in_a & in_b)
+    code_a = disassembly(args.objdump, args.a, set(common))
+    code_b = disassembly(args.objdump, args.b, set(common))
+    names = demangle(args.nm, common)
+    differ = [s for s in common if code_a.get(s) != code_b.get(s)]
+    exempt = [s for s in differ if EXEMPT.match(names.get(s, ""))]
+    differ = [s for s in differ if s not in exempt]
+    print(f"{args.a}: {len(in_a)} weak mha:: functions")
+    print(f"{args.b}: {len(in_b)} weak mha:: functions")
+    print(f"defined in both: {len(common)}, identical code: {len(common) - len(differ) - len(exempt)}, "
+          f"different code: {len(differ)} (and {len(exempt)} exempt)")
+    for s in exempt:
+        print(f"exempt (implicit constructor of an aggregate module): {names.get(s, s)}")
+    for s in differ:
+        print(f"DIFFERENT CODE: {names.get(s, s)}\n    ({s})")
+    return 1 if differ else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
