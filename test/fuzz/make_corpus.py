@@ -14,7 +14,8 @@ SEEDS = [  # (selector, file)
     (0, "book_mha_f32"), (0, "book_mha_f16"), (0, "book_mha_bf16"), (1, "book_wrapper_bias_f32"),
     (2, "book_ca_f32"), (3, "torch_mha_f32"), (4, "torch_mha_bf16"), (5, "gpt2_f16"),
     (6, "gpt2_f32"), (7, "book_mha_f32"), (8, "book_mha_f64"), (9, "book_mha_nobias_f32"),
-    (0x40 | 5, "gpt2_f16"), (0x80, "book_mha_bf16"),
+    (0x40 | 5, "gpt2_f16"), (0x80, "book_mha_bf16"), (10, "neox_f32"), (11, "neox_f64"),
+    (0x10 | 10, "neox_f32"), (0x20 | 3, "torch_mha_f32"),
 ]
 
 
@@ -35,6 +36,9 @@ def main():
         "dup": (lambda h: struct.pack("<Q", len(h)) + h + b"\0" * 4)(
             b'{"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},'
             b'"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}}'),
+        "bom": (lambda h: struct.pack("<Q", len(h)) + h)(b'\xef\xbb\xbf{}'),
+        "meta": (lambda h: struct.pack("<Q", len(h)) + h)(
+            b'{"__metadata__":{"num_heads":"4","qkv_layout":"contiguous","qkv_bias":"true"}}'),
     }
     for name, raw in small.items():
         with open(os.path.join(OUT, "00_" + name), "wb") as f:

@@ -94,7 +94,15 @@ struct header_info {
   std::vector<tensor_entry> tensors;  ///< sorted by name
   std::uint64_t data_start = 0;       ///< file offset of the data section
   std::uint64_t data_size = 0;        ///< bytes in the data section
+  /// The `__metadata__` entries (string to string), in file order.
+  std::vector<std::pair<std::string, std::string>> metadata;
 
+  /// The `__metadata__` value of `key`, or nullptr.
+  const std::string* metadata_value(std::string_view key) const noexcept {
+    for (const auto& kv : metadata)
+      if (kv.first == key) return &kv.second;
+    return nullptr;
+  }
   const tensor_entry* find(std::string_view name) const noexcept {
     auto it = std::lower_bound(tensors.begin(), tensors.end(), name,
                                [](const tensor_entry& e, std::string_view n) { return e.name < n; });
@@ -276,11 +284,13 @@ inline error parse_header(byte_source& src, header_info& out) {
     if (name == "__metadata__") {
       if (!v.is_object())
         return make_error(load_errc::header, "", "__metadata__ is a JSON " + json_type(v) + ", not an object");
-      for (auto m = v.begin(); m != v.end(); ++m)
+      for (auto m = v.begin(); m != v.end(); ++m) {
         if (!m.value().is_string())
           return make_error(load_errc::header, "",
                             "__metadata__ value of '" + m.key() + "' is a JSON " +
                                 json_type(m.value()) + ", not a string");
+        out.metadata.emplace_back(m.key(), m.value().get_ref<const std::string&>());
+      }
       continue;
     }
     if (!v.is_object())
