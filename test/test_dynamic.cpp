@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include <mha/mha.hpp>
@@ -91,6 +92,37 @@ TEST_CASE("dynamic::tensor::reshape keeps the storage, and a failed reshape chan
   REQUIRE(x.shape() == std::vector<std::size_t>{1, 4, 8});
   REQUIRE(x.size() == 32);
   REQUIRE_THROWS_AS(x(0, 1000, 0), std::out_of_range);
+}
+
+TEST_CASE("a moved-from dynamic::tensor is empty, shape {0}, and rejected like one", "[dynamic]") {
+  // Found by the dynamic-API fuzzer: the moved-from tensor had rank 0, and
+  // forward(x) wrote through shape().back() of an empty vector (a crash).
+  tensor<float> x({1, 2, 4});
+  x(0, 1, 3) = 5.0f;
+  const tensor<float> y(std::move(x));
+  REQUIRE(y(0, 1, 3) == 5.0f);
+  CHECK(x.shape() == std::vector<std::size_t>{0});  // NOLINT(bugprone-use-after-move)
+  CHECK(x.rank() == 1);
+  CHECK(x.size() == 0);
+  CHECK(x == tensor<float>());
+  CHECK_THROWS_AS(x(0), std::out_of_range);
+  CHECK_THROWS_AS(x(), std::invalid_argument);
+  mha::dynamic::multi_head_attention<float> m(4, 4, 4, 2);
+  mha::dynamic::causal_attention<float> c(4, 4, 4);
+  mha::dynamic::linear<float> l(4, 4);
+  CHECK_THROWS_AS(m.forward(x), std::invalid_argument);
+  CHECK_THROWS_AS(c.forward_training(x, 1), std::invalid_argument);
+  CHECK_THROWS_AS(l.forward(x), std::invalid_argument);
+  tensor<float> out({1, 2, 4});
+  tensor<float> z = std::move(out);  // move assignment too
+  tensor<float> good({1, 2, 4});
+  CHECK_THROWS_AS(m.forward(good, out), std::invalid_argument);
+  out = tensor<float>({1, 2, 4});
+  m.forward(good, out);
+  // reshaping a moved-from tensor gives it storage again
+  x.reshape({1, 1, 4});
+  CHECK(x.size() == 4);
+  CHECK(m.forward(x).shape() == std::vector<std::size_t>{1, 1, 4});
 }
 
 TEST_CASE("dynamic constructors reject bad sizes", "[dynamic]") {

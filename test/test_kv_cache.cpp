@@ -926,3 +926,31 @@ TEST_CASE("a KV cache serves only modules of its head count, head_dim and contex
   m4.forward(x, out, cache, ws);
   REQUIRE(cache.size() == 3);
 }
+
+TEST_CASE("a moved-from dynamic::kv_cache serves no module", "[kv_cache]") {
+  // Found by the dynamic-API fuzzer: the moved-from cache kept its sizes but
+  // not its storage, and a cached forward wrote through null pointers.
+  mha::dynamic::multi_head_attention<float> m(8, 8, 6, 2);
+  mha::dynamic::kv_cache<float> cache(m, 1);
+  mha::dynamic::workspace<float> ws;
+  mha::dynamic::tensor<float> x({1, 2, 8}), out({1, 2, 8});
+  for (auto& v : x) v = 0.5f;
+  m.forward(x, out, cache, ws);
+  mha::dynamic::kv_cache<float> moved(std::move(cache));
+  CHECK(moved.size() == 2);
+  CHECK(moved.capacity() == 6);
+  CHECK(cache.size() == 0);  // NOLINT(bugprone-use-after-move)
+  CHECK(cache.capacity() == 0);
+  CHECK(cache.batch() == 0);
+  for (auto& v : out) v = 7.0f;
+  CHECK_THROWS_AS(m.forward(x, out, cache, ws), std::invalid_argument);
+  for (const float v : out) CHECK(v == 7.0f);
+  m.forward(x, out, moved, ws);  // the new owner works
+  CHECK(moved.size() == 4);
+  mha::dynamic::kv_cache<float> assigned(m, 1);
+  assigned = std::move(moved);
+  CHECK(assigned.size() == 4);
+  CHECK(moved.capacity() == 0);  // NOLINT(bugprone-use-after-move)
+  CHECK_THROWS_AS(m.forward(x, out, moved, ws), std::invalid_argument);
+  CHECK_THROWS_AS(moved.truncate(1), std::out_of_range);
+}

@@ -24,7 +24,11 @@ fused_multi_head_attention. Formats and names are those of
 mha::io::checkpoint_format (book, pytorch_multihead, gpt2); GPT-2's Conv1D
 weights are transposed to [out][in]. d_in, d_out, qkv_bias and (for the book
 wrapper) num_heads come from the tensor shapes; context_length defaults to the
-book's `mask` buffer size when there is one.
+book's `mask` buffer size when there is one. When the file records
+`num_heads` / `context_length` in its `__metadata__` (as the files of
+tools/make_safetensors_fixtures.py do), they are the defaults of --num-heads /
+--context-length, and a different argument is an error (as is a recorded
+checkpoint_format other than --format).
 
 `--tensors NAME...` instead exports the named tensors as they are (any shape)
 as `mha::tensor` constants, e.g. test inputs and PyTorch outputs.
@@ -84,6 +88,36 @@ def read_safetensors(path):
             continue  # integer/bool buffers (e.g. GPT-2's attn.bias) are not weights
         out[name] = (shape, vals)
     return out
+
+
+def read_metadata(path):
+    """The `__metadata__` dict of a safetensors file ({} when it has none)."""
+    with open(path, "rb") as f:
+        (n,) = struct.unpack("<Q", f.read(8))
+        return json.loads(f.read(n)).get("__metadata__", {})
+
+
+def check_metadata(metadata, fmt, num_heads, context_length):
+    """(num_heads, context_length): the arguments, defaulted from the file's
+    recorded hyperparameters (tools/make_safetensors_fixtures.py writes them, as
+    mha::io checks them); a conflict with an argument is an error."""
+    recorded = metadata.get("checkpoint_format")
+    if recorded is not None and recorded != fmt:
+        raise ValueError(f"--format {fmt} differs from the file's __metadata__ "
+                         f"checkpoint_format = {recorded}")
+    if metadata.get("qkv_layout", "contiguous") != "contiguous":
+        raise ValueError(f"the file's fused QKV layout is {metadata['qkv_layout']}; "
+                         "the exporter reads only the contiguous layout")
+    out = []
+    for key, arg, flag in (("num_heads", num_heads, "--num-heads"),
+                           ("context_length", context_length, "--context-length")):
+        if key in metadata:
+            value = int(metadata[key])
+            if arg is not None and arg != value:
+                raise ValueError(f"{flag} {arg} differs from the file's __metadata__ {key} = {value}")
+            arg = value
+        out.append(arg)
+    return tuple(out)
 
 
 def tensors_from_module(module):
@@ -240,8 +274,12 @@ def render(tensors, out_path, model, fmt="book", prefix="", num_heads=None, cont
                 raise ValueError("--context-length is required (no mask buffer in the file)")
             context_length = mask[0][0]
         if model == "multi_head_attention_wrapper":
+            if num_heads is not None and num_heads != len(heads):
+                raise ValueError(f"num_heads {num_heads}, but the file has {len(heads)} heads")
             num_heads = len(heads)
         elif model == "causal_attention":
+            if num_heads not in (None, 1):
+                raise ValueError(f"num_heads {num_heads} for a single head (causal_attention)")
             num_heads = 1
         elif num_heads is None:
             raise ValueError("--num-heads is required for " + model)
@@ -339,8 +377,12 @@ def main(argv=None):
     ap.add_argument("--name", default="model")
     ap.add_argument("--tensors", nargs="+", help="export these tensors as they are instead")
     a = ap.parse_args(argv)
-    render(read_safetensors(a.weights), a.output, a.model, a.format, a.prefix, a.num_heads,
-           a.context_length, a.type, a.namespace, a.name, os.path.basename(a.weights), a.tensors)
+    num_heads, context_length = a.num_heads, a.context_length
+    if not a.tensors:
+        num_heads, context_length = check_metadata(read_metadata(a.weights), a.format, num_heads,
+                                                   context_length)
+    render(read_safetensors(a.weights), a.output, a.model, a.format, a.prefix, num_heads,
+           context_length, a.type, a.namespace, a.name, os.path.basename(a.weights), a.tensors)
 
 
 if __name__ == "__main__":

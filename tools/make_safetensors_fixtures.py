@@ -8,10 +8,16 @@ Run with Debian's python3 (it has PyTorch):
 For every case it builds a real PyTorch module (the book's CausalAttention,
 MultiHeadAttentionWrapper and MultiHeadAttention from reference_modules.py,
 torch.nn.MultiheadAttention used with a causal attn_mask, or a GPT-2-shaped
-attention written here from Hugging Face's Conv1D layout), saves its
+attention written here from Hugging Face's Conv1D layout, or a GPT-NeoX
+attention written here from its definition with the per-head interleaved fused
+QKV), saves its
 state_dict as `<case>.safetensors` (names exactly as PyTorch writes them) and
 saves the input and PyTorch's output in `<case>.io.safetensors` (tensors
-`input`, `output`; metadata describes the model). F16/BF16 cases store the
+`input`, `output`; metadata describes the model). The weight file's
+`__metadata__` records the hyperparameters the loader checks (`num_heads`,
+`d_in`, `d_out`, `context_length`, `qkv_bias`, `checkpoint_format` and, for
+the fused formats, `qkv_layout`; see docs/loading-weights.md) besides the
+conventional `"format": "pt"`, and names this script as `generator`. F16/BF16 cases store the
 weights rounded to that dtype and the output PyTorch computes in float32 with
 the same rounded weights. `dtypes.safetensors` holds F16, BF16 and F64 values
 with PyTorch's conversion of each to float32 (to test the loader's own
@@ -81,6 +87,39 @@ class GPT2Attention(nn.Module):
         return self.c_proj(a.permute(0, 2, 1, 3).reshape(b, n, self.embed_dim))
 
 
+class NeoXAttention(nn.Module):
+    """GPT-NeoX's attention (Hugging Face GPTNeoXAttention) without rotary
+    position embeddings (rotary_pct = 0), no cache/dropout: one fused
+    `query_key_value` Linear whose output is viewed as [B][N][num_heads][3 *
+    head_dim], i.e. its rows are per-head interleaved [q_h0 k_h0 v_h0 q_h1 ...]
+    (Megatron-LM's layout too), causal softmax(q k^T / sqrt(head_dim)) v, then
+    the `dense` Linear."""
+
+    def __init__(self, hidden, num_heads, max_positions):
+        super().__init__()
+        self.num_heads = num_heads
+        self.head_dim = hidden // num_heads
+        self.query_key_value = nn.Linear(hidden, 3 * hidden)
+        self.dense = nn.Linear(hidden, hidden)
+        # The buffers GPTNeoXAttention saves (the loader ignores them).
+        self.register_buffer("bias", torch.tril(torch.ones(max_positions, max_positions,
+                                                           dtype=torch.bool))
+                             .view(1, 1, max_positions, max_positions))
+        self.register_buffer("masked_bias", torch.tensor(-1e9))
+
+    def forward(self, x):
+        b, n, _ = x.shape
+        qkv = self.query_key_value(x).view(b, n, self.num_heads, 3 * self.head_dim)
+        hd = self.head_dim
+        q = qkv[..., :hd].permute(0, 2, 1, 3)
+        k = qkv[..., hd:2 * hd].permute(0, 2, 1, 3)
+        v = qkv[..., 2 * hd:].permute(0, 2, 1, 3)
+        w = q @ k.transpose(-1, -2) / math.sqrt(hd)
+        w = w.masked_fill(~self.bias[:, :, :n, :n], float("-inf"))
+        a = torch.softmax(w, dim=-1) @ v
+        return self.dense(a.permute(0, 2, 1, 3).reshape(b, n, self.num_heads * hd))
+
+
 class TorchCausalMHA(nn.MultiheadAttention):
     """torch.nn.MultiheadAttention(E, H, bias=True, batch_first=True) used as causal
     self-attention: forward(x) = MultiheadAttention.forward(x, x, x, attn_mask=causal)."""
@@ -118,6 +157,22 @@ def forward_with(module, state, x):
         return m.eval()(x)
 
 
+GENERATOR = "tools/make_safetensors_fixtures.py"
+FUSED_LAYOUT = {"pytorch_multihead": "contiguous", "gpt2": "contiguous",
+                "neox": "interleaved_per_head"}
+
+
+def hyperparameters(meta):
+    """The weight file's __metadata__: the hyperparameters mha::io checks."""
+    h = {"format": "pt", "generator": GENERATOR, "checkpoint_format": meta["format"]}
+    for key in ("num_heads", "d_in", "d_out", "context_length"):
+        h[key] = str(meta[key])
+    h["qkv_bias"] = "true" if meta["qkv_bias"] else "false"
+    if meta["format"] in FUSED_LAYOUT:
+        h["qkv_layout"] = FUSED_LAYOUT[meta["format"]]
+    return h
+
+
 def write_case(name, module, x, meta, dtype=torch.float32, prefix="", extra=None,
                extra_outputs=None):
     state = {k: v.detach().clone() for k, v in module.state_dict().items()}
@@ -126,14 +181,15 @@ def write_case(name, module, x, meta, dtype=torch.float32, prefix="", extra=None
     tensors = {prefix + k: v for k, v in stored.items()}
     if extra:
         tensors.update(extra)
-    st.save(os.path.join(OUT_DIR, name + ".safetensors"), tensors, {"format": "pt"})
+    st.save(os.path.join(OUT_DIR, name + ".safetensors"), tensors, hyperparameters(meta))
     io = {"input": x, "output": out}
     for key, (mod_dtype, x2) in (extra_outputs or {}).items():
         io[key] = forward_with(module, stored, x2)
     meta = dict(meta, dtype=st.DTYPES[dtype], prefix=prefix)
     st.save(os.path.join(OUT_DIR, name + ".io.safetensors"), io, meta)
     # Self-check: re-read and recompute.
-    back, _ = st.load(os.path.join(OUT_DIR, name + ".safetensors"))
+    back, back_meta = st.load(os.path.join(OUT_DIR, name + ".safetensors"))
+    assert back_meta == hyperparameters(meta), name
     for k, v in tensors.items():
         assert back[k].dtype == v.dtype and torch.equal(back[k], v), (name, k)
     again = forward_with(module, {k: back[prefix + k] for k in stored}, x)
@@ -228,6 +284,33 @@ def gpt2_cases():
     write_case("gpt2_f16", g, x, meta, dtype=torch.float16, prefix="h.0.attn.", extra=extra)
 
 
+def neox_cases():
+    # GPT-NeoX / Megatron-LM fused QKV, per-head interleaved rows: 3 heads, so
+    # the interleaved and the contiguous readings differ in every head.
+    torch.manual_seed(901)
+    m = NeoXAttention(12, 3, 8)
+    randomise_biases(m)
+    x = torch.randn(2, 7, 12)
+    meta = dict(module="GPTNeoXAttention (rotary_pct = 0)", d_in=12, d_out=12, context_length=8,
+                num_heads=3, qkv_bias=1, format="neox")
+    prefix = "gpt_neox.layers.0.attention."
+    extra = {"gpt_neox.layers.0.input_layernorm.weight": torch.randn(12)}
+    # The interleaving is real: the row blocks of head 1 are not those of the
+    # contiguous layout.
+    with torch.no_grad():
+        qkv = m.query_key_value.weight.view(3, 3, 4, 12)  # [head][q/k/v][head_dim][in]
+        assert not torch.equal(qkv[1, 0], m.query_key_value.weight[4:8])
+    write_case("neox_f32", m, x, meta, prefix=prefix, extra=extra)
+    # F64: all parameters re-drawn in float64; `output` is PyTorch's float64 result.
+    torch.manual_seed(902)
+    m64 = NeoXAttention(12, 3, 8).double()
+    with torch.no_grad():
+        for p in m64.parameters():
+            p.copy_(torch.randn_like(p) * 0.4)
+    write_case("neox_f64", m64, torch.randn(2, 7, 12, dtype=torch.float64), meta,
+               dtype=torch.float64, prefix=prefix)
+
+
 def dtype_case():
     # F16: every exponent with a spread of mantissas, both signs (incl. 0,
     # subnormals, max, inf, NaN). BF16: the same idea. F64: random values,
@@ -253,7 +336,7 @@ def dtype_case():
     f64 = torch.cat([f64, torch.tensor(ties, dtype=torch.float64)])
     tensors = {"f16": f16, "f16_as_f32": f16.float(), "bf16": bf16, "bf16_as_f32": bf16.float(),
                "f64": f64, "f64_as_f32": f64.float()}
-    st.save(os.path.join(OUT_DIR, "dtypes.safetensors"), tensors)
+    st.save(os.path.join(OUT_DIR, "dtypes.safetensors"), tensors, {"generator": GENERATOR})
     back, _ = st.load(os.path.join(OUT_DIR, "dtypes.safetensors"))
     for k, v in tensors.items():
         assert back[k].dtype == v.dtype, k
@@ -269,6 +352,7 @@ def main():
     book_cases()
     torch_cases()
     gpt2_cases()
+    neox_cases()
     dtype_case()
 
 

@@ -1,7 +1,8 @@
 // libFuzzer target: the safetensors header parser and loader.
 //
-// Input: byte 0 selects the model and options, bytes 1.. are the file (loaded
-// from memory). For every input the loader must return (never crash, read out
+// Input: byte 0 selects the model and options (bits 0-3 the model/format,
+// bits 4-5 load_options::layout, bit 6 allow_extra_tensors, bit 7
+// allow_non_finite), bytes 1.. are the file (loaded from memory). For every input the loader must return (never crash, read out
 // of bounds or hit undefined behaviour: built with ASan + UBSan), and when it
 // reports an error the model must be byte-for-byte unchanged.
 #include <cstddef>
@@ -60,6 +61,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   mha::io::load_options o;
   o.allow_extra_tensors = (sel & 0x40) != 0;
   o.allow_non_finite = (sel & 0x80) != 0;
+  switch ((sel >> 4) & 0x3) {
+    case 1: o.layout = mha::io::qkv_layout::contiguous; break;
+    case 2: o.layout = mha::io::qkv_layout::interleaved_per_head; break;
+    default: break;  // unspecified
+  }
   const std::uint8_t* file = data + 1;
   const std::size_t n = size - 1;
   using mha::io::checkpoint_format;
@@ -96,6 +102,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       break;
     case 8:  // F64 book file into a double model (seed: book_mha_f64)
       run_fixed<mha::multi_head_attention<double, 5, 6, 8, 3, true>>(file, n, o);
+      break;
+    case 10:  // GPT-NeoX fused QKV (layout from the metadata or bits 4-5; seed: neox_f32)
+      o.format = checkpoint_format::neox;
+      o.prefix = "gpt_neox.layers.0.attention.";
+      run_fixed<mha::multi_head_attention<float, 12, 12, 8, 3, true>>(file, n, o);
+      break;
+    case 11:  // GPT-NeoX into the fused model, double (seed: neox_f64)
+      o.format = checkpoint_format::neox;
+      o.prefix = "gpt_neox.layers.0.attention.";
+      run_fixed<mha::fused_multi_head_attention<double, 12, 12, 8, 3, true>>(file, n, o);
       break;
     default:  // book MultiHeadAttention without bias (seed: book_mha_nobias_f32)
       run_fixed<mha::multi_head_attention<float, 4, 6, 5, 2, false>>(file, n, o);

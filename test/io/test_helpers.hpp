@@ -1,6 +1,7 @@
 // test/io/test_helpers.hpp -- shared helpers of the safetensors loader tests.
 #pragma once
 
+#include <bit>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 #include <mha/io/safetensors.hpp>
 
@@ -41,6 +43,63 @@ std::vector<T> read_tensor(const std::filesystem::path& path, const std::string&
 inline std::vector<unsigned char> file_bytes(const std::filesystem::path& p) {
   std::ifstream f(p, std::ios::binary);
   return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+}
+
+/// The bytes of a file as a string.
+inline std::string file_bytes_string(const std::filesystem::path& p) {
+  const auto b = file_bytes(p);
+  return {b.begin(), b.end()};
+}
+
+/// The safetensors file `bytes` with its `__metadata__` replaced by `metadata`
+/// (removed when `metadata` is null); tensors and data unchanged.
+inline std::string with_metadata(const std::vector<unsigned char>& bytes,
+                                 const nlohmann::json& metadata) {
+  REQUIRE(bytes.size() >= 8);
+  std::uint64_t n = 0;
+  for (int i = 0; i < 8; ++i) n |= std::uint64_t{bytes[static_cast<std::size_t>(i)]} << (8 * i);
+  REQUIRE(n <= bytes.size() - 8);
+  auto header = nlohmann::json::parse(bytes.begin() + 8, bytes.begin() + 8 + static_cast<std::ptrdiff_t>(n));
+  header.erase("__metadata__");
+  if (!metadata.is_null()) header["__metadata__"] = metadata;
+  std::string text = header.dump();
+  text.append((8 - text.size() % 8) % 8, ' ');
+  std::string out(8, '\0');
+  for (std::size_t i = 0; i < 8; ++i) out[i] = static_cast<char>((text.size() >> (8 * i)) & 0xFF);
+  out += text;
+  out.append(bytes.begin() + 8 + static_cast<std::ptrdiff_t>(n), bytes.end());
+  return out;
+}
+
+/// One tensor of a file written by the tests: name, shape, values (stored as F32 or F64).
+struct f_tensor {
+  std::string name;
+  std::vector<std::size_t> shape;
+  std::vector<double> values;
+};
+
+/// Bytes of a safetensors file holding `tensors` as `dtype` ("F32" or "F64")
+/// back to back, with `metadata` (none when null).
+inline std::string make_safetensors(const std::vector<f_tensor>& tensors, const std::string& dtype,
+                                    const nlohmann::json& metadata = nullptr) {
+  nlohmann::json header = nlohmann::json::object();
+  std::string data;
+  for (const auto& t : tensors) {
+    const std::size_t begin = data.size();
+    for (const double v : t.values) {
+      const std::uint64_t bits = dtype == "F64" ? std::bit_cast<std::uint64_t>(v)
+                                                : std::bit_cast<std::uint32_t>(static_cast<float>(v));
+      for (std::size_t b = 0; b < (dtype == "F64" ? 8u : 4u); ++b)
+        data.push_back(static_cast<char>((bits >> (8 * b)) & 0xFF));
+    }
+    header[t.name] = {{"dtype", dtype}, {"shape", t.shape}, {"data_offsets", {begin, data.size()}}};
+  }
+  if (!metadata.is_null()) header["__metadata__"] = metadata;
+  std::string text = header.dump();
+  text.append((8 - text.size() % 8) % 8, ' ');
+  std::string out(8, '\0');
+  for (std::size_t i = 0; i < 8; ++i) out[i] = static_cast<char>((text.size() >> (8 * i)) & 0xFF);
+  return out + text + data;
 }
 
 /// Bytes of a model object (to check that a failed load left it unchanged).

@@ -319,10 +319,73 @@ TEST_CASE("duplicate names", "[io][malformed]") {
   const std::string dup = R"(,"W_query.weight":{"dtype":"F32","shape":[4,3],"data_offsets":[0,48]})";
   const std::string h2 = h.substr(0, h.size() - 1) + dup + "}";
   expect_error("duplicate", raw_file(h2, d), load_errc::header, {"duplicate", "W_query.weight"});
+  // A key repeated inside a tensor's entry is reported under the tensor's name
+  // (it was reported as a tensor named 'dtype').
   const std::string h3 =
       R"({"W_query.weight":{"dtype":"F32","dtype":"F16","shape":[4,3],"data_offsets":[0,48]}})";
   expect_error("duplicate_field", raw_file(h3, std::string(48, '\0')), load_errc::header,
-               {"duplicate", "dtype"});
+               {"tensor 'W_query.weight': ", "duplicate key 'dtype' in the entry"});
+  {
+    const std::string f = raw_file(h3, std::string(48, '\0'));
+    auto m = patterned_model();
+    const auto r3 = mha::io::try_load_safetensors_memory(f.data(), f.size(), *m);
+    CHECK(r3.tensor == "W_query.weight");
+  }
+  // In __metadata__: named as such, no tensor.
+  const std::string h4 =
+      R"({"__metadata__":{"format":"pt","format":"np"},"W_query.weight":{"dtype":"F32","shape":[4,3],"data_offsets":[0,48]}})";
+  {
+    const std::string f = raw_file(h4, std::string(48, '\0'));
+    expect_error("duplicate_metadata", f, load_errc::header,
+                 {"duplicate key 'format' in __metadata__"});
+    auto m = patterned_model();
+    CHECK(mha::io::try_load_safetensors_memory(f.data(), f.size(), *m).tensor.empty());
+  }
+  // The same key in two different entries is not a duplicate.
+  const std::string h5 =
+      R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"b":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})";
+  {
+    const std::string f = raw_file(h5, std::string(8, '\0'));
+    mha::io::detail::memory_source src(f.data(), f.size());
+    mha::io::detail::header_info info;
+    const auto e = mha::io::detail::parse_header(src, info);
+    INFO(e.what);
+    CHECK(!e);
+  }
+}
+
+TEST_CASE("a UTF-8 byte order mark before the JSON header is rejected", "[io][malformed]") {
+  auto [h, d] = header_and_data(valid_tensors());
+  // nlohmann-json skips a leading BOM; the header must start with the JSON text.
+  expect_error("bom", raw_file("\xEF\xBB\xBF" + h, d), load_errc::header,
+               {"byte order mark", "EF BB BF"});
+  // (the same header without the BOM loads)
+  auto m = patterned_model();
+  const auto ok = raw_file(h, d);
+  CHECK(mha::io::try_load_safetensors_memory(ok.data(), ok.size(), *m).ok());
+}
+
+TEST_CASE("zero-element shapes with huge extents: rejected in every order", "[io][malformed]") {
+  // The product of the non-zero extents must fit in 64 bits whatever the
+  // position of the zero ([0][2^63][2^63] passed, [2^63][2^63][0] did not).
+  const std::string big = std::to_string(std::uint64_t{1} << 63);
+  int i = 0;
+  for (const std::string& shape : {"[0," + big + "," + big + "]", "[" + big + ",0," + big + "]",
+                                   "[" + big + "," + big + ",0]"}) {
+    const std::string header =
+        R"({"W_query.weight":{"dtype":"F32","shape":)" + shape + R"(,"data_offsets":[0,0]}})";
+    expect_error("zero_huge_" + std::to_string(i++), raw_file(header, ""), load_errc::offsets,
+                 {"W_query.weight", "overflows 64 bits"});
+  }
+  // A zero-element shape of modest extents stays valid (it holds no bytes).
+  const std::string header =
+      R"({"empty":{"dtype":"F32","shape":[0,1000000],"data_offsets":[0,0]}})";
+  const std::string f = raw_file(header, "");
+  mha::io::detail::memory_source src(f.data(), f.size());
+  mha::io::detail::header_info info;
+  const auto e = mha::io::detail::parse_header(src, info);
+  INFO(e.what);
+  CHECK(!e);
 }
 
 TEST_CASE("non-finite values: an error unless allowed", "[io][malformed]") {

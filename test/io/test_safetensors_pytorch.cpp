@@ -1,7 +1,11 @@
 // Loading safetensors files written from real PyTorch modules
 // (tools/make_safetensors_fixtures.py) reproduces PyTorch's outputs.
+#include <algorithm>
+#include <cmath>
 #include <memory>
 #include <string>
+#include <tuple>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
@@ -21,6 +25,24 @@ load_options opts(checkpoint_format f, std::string prefix = "") {
   o.format = f;
   o.prefix = std::move(prefix);
   return o;
+}
+
+/// The output of a fixed-size Model loaded from `bytes` (a safetensors file
+/// in memory) on the input of `io_case`.io.safetensors.
+template <class Model, std::size_t B, std::size_t N>
+std::vector<double> fixed_output(const std::string& bytes, const std::string& io_case,
+                                 const load_options& o) {
+  using T = typename Model::value_type;
+  auto model = std::make_unique<Model>();
+  const auto r = mha::io::try_load_safetensors_memory(bytes.data(), bytes.size(), *model, o);
+  INFO(r.message);
+  REQUIRE(r.ok());
+  const auto x = read_tensor<T>(data_file(io_case + ".io.safetensors"), "input");
+  auto xt = std::make_unique<mha::tensor<T, B, N, Model::d_in>>();
+  REQUIRE(x.size() == xt->size);  // static member
+  for (std::size_t i = 0; i < x.size(); ++i) xt->elements[i] = x[i];
+  const auto y = model->forward(*xt);
+  return {y.begin(), y.end()};
 }
 
 /// Loads `case_name` into a value-initialised fixed-size Model and compares its
@@ -57,6 +79,24 @@ void check_dynamic(Model model, const std::string& case_name, const load_options
   const auto y = model.forward(xt);
   check_close(y, read_tensor<T>(io, out_name), rel, abs);
 }
+
+/// The fixture `case_name`.safetensors without its __metadata__.
+std::string without_metadata(const std::string& case_name) {
+  return with_metadata(file_bytes(data_file(case_name + ".safetensors")), nullptr);
+}
+
+/// The load_result of `bytes` into a fresh Model, checking that a failed load
+/// left the model unchanged.
+template <class Model>
+mha::io::load_result try_load(const std::string& bytes, const load_options& o = {}) {
+  auto m = std::make_unique<Model>();
+  const auto before = model_bytes(*m);
+  auto r = mha::io::try_load_safetensors_memory(bytes.data(), bytes.size(), *m, o, "blob");
+  if (!r.ok()) CHECK(model_bytes(*m) == before);
+  return r;
+}
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 }  // namespace
 
@@ -163,4 +203,287 @@ TEST_CASE("F16, BF16 and F64 conversions match PyTorch's", "[io][dtype]") {
       for (std::size_t i = 0; i < ours.size(); ++i)
         if (!std::isnan(torch[i])) CHECK(ours64[i] == static_cast<double>(torch[i]));
   }
+}
+
+// ---------------------------------------------------------------- head count (issue 11, defect 8)
+
+TEST_CASE("a 4-head checkpoint into an 8-head model fails when the file records num_heads",
+          "[io][hyperparameters]") {
+  // book_mha_f32: MultiHeadAttention(6, 8, 9, num_heads=4); its __metadata__
+  // says num_heads = 4. The same d_in/d_out with 8 heads has the same tensor
+  // shapes: before the check this loaded and gave 0.29 relative error.
+  const auto file = data_file("book_mha_f32.safetensors");
+  using eight = mha::multi_head_attention<float, 6, 8, 9, 8, true>;
+  auto m = std::make_unique<eight>();
+  const auto before = model_bytes(*m);
+  const auto r = mha::io::try_load_safetensors(file, *m);
+  INFO(r.message);
+  CHECK(r.code == mha::io::load_errc::hyperparameter);
+  CHECK(contains(r.message, file.string()));
+  CHECK(contains(r.message, "__metadata__ 'num_heads' is 4 in the file, expected 8"));
+  CHECK(contains(r.message, "mha::multi_head_attention"));
+  CHECK(model_bytes(*m) == before);
+  CHECK(try_load<mha::fused_multi_head_attention<float, 6, 8, 9, 8, true>>(
+            file_bytes_string(file)).code == mha::io::load_errc::hyperparameter);
+  mha::dynamic::multi_head_attention<float> dyn(6, 8, 9, 8, true);
+  try {
+    mha::io::load_safetensors(file, dyn);
+    FAIL("no load_error");
+  } catch (const mha::io::load_error& e) {
+    CHECK(e.code() == mha::io::load_errc::hyperparameter);
+    CHECK(contains(e.what(), "'num_heads' is 4 in the file, expected 8"));
+  }
+  // ignore_metadata skips the check (and then warns).
+  load_options ignore;
+  ignore.ignore_metadata = true;
+  const auto ri = try_load<eight>(file_bytes_string(file), ignore);
+  CHECK(ri.ok());
+  REQUIRE(ri.warnings.size() == 1);
+  CHECK(contains(ri.warnings[0], "head count is not verified"));
+}
+
+TEST_CASE("a 4-head checkpoint without metadata: load_options::expected_num_heads",
+          "[io][hyperparameters]") {
+  const std::string bare = without_metadata("book_mha_f32");
+  using eight = mha::multi_head_attention<float, 6, 8, 9, 8, true>;
+  // Nothing to check against: loads, and says so in a warning.
+  const auto r = try_load<eight>(bare);
+  CHECK(r.ok());
+  REQUIRE(r.warnings.size() == 1);
+  CHECK(contains(r.warnings[0], "mha::io: blob: warning: the checkpoint's head count is not verified"));
+  CHECK(contains(r.warnings[0], "num_heads = 8"));
+  // With the head count the user knows: an error.
+  load_options o;
+  o.expected_num_heads = 4;
+  const auto r2 = try_load<eight>(bare, o);
+  INFO(r2.message);
+  CHECK(r2.code == mha::io::load_errc::hyperparameter);
+  CHECK(contains(r2.message, "load_options::expected_num_heads is 4, but the model "
+                             "(mha::multi_head_attention) has num_heads = 8"));
+  CHECK(try_load<mha::fused_multi_head_attention<float, 6, 8, 9, 8, true>>(bare, o).code ==
+        mha::io::load_errc::hyperparameter);
+  mha::dynamic::multi_head_attention<float> dyn(6, 8, 9, 8, true);
+  CHECK(mha::io::try_load_safetensors_memory(bare.data(), bare.size(), dyn, o).code ==
+        mha::io::load_errc::hyperparameter);
+}
+
+TEST_CASE("head counts that agree load, and reproduce PyTorch", "[io][hyperparameters]") {
+  using four = mha::multi_head_attention<float, 6, 8, 9, 4, true>;
+  const auto io = data_file("book_mha_f32.io.safetensors");
+  const auto expected = read_tensor<float>(io, "output");
+  // Metadata present and equal: no warning.
+  const auto with = file_bytes_string(data_file("book_mha_f32.safetensors"));
+  const auto r = try_load<four>(with);
+  CHECK(r.ok());
+  CHECK(r.warnings.empty());
+  check_close(fixed_output<four, 3, 7>(with, "book_mha_f32", {}), expected);
+  // No metadata, expected_num_heads given and equal: no warning.
+  load_options o;
+  o.expected_num_heads = 4;
+  const auto bare = without_metadata("book_mha_f32");
+  const auto r2 = try_load<four>(bare, o);
+  CHECK(r2.ok());
+  CHECK(r2.warnings.empty());
+  check_close(fixed_output<four, 3, 7>(bare, "book_mha_f32", o), expected);
+  // The throwing API returns the same warnings.
+  mha::dynamic::multi_head_attention<float> dyn(6, 8, 9, 4, true);
+  CHECK(mha::io::load_safetensors_memory(bare.data(), bare.size(), dyn).warnings.size() == 1);
+  CHECK(mha::io::load_safetensors_memory(bare.data(), bare.size(), dyn, o).warnings.empty());
+  // The wrapper's and the single head's head counts are checked too.
+  CHECK(try_load<mha::multi_head_attention_wrapper<float, 5, 3, 6, 3>>(
+            file_bytes_string(data_file("book_wrapper_f32.safetensors"))).warnings.empty());
+  o.expected_num_heads = 2;
+  CHECK(try_load<mha::multi_head_attention_wrapper<float, 5, 3, 6, 3>>(
+            file_bytes_string(data_file("book_wrapper_f32.safetensors")), o).code ==
+        mha::io::load_errc::hyperparameter);
+}
+
+TEST_CASE("the other recorded hyperparameters are checked", "[io][hyperparameters]") {
+  using mha::io::load_errc;
+  // context_length: GPT-2's file has no mask buffer, so only the metadata knows it.
+  const auto gpt2 = file_bytes_string(data_file("gpt2_f32.safetensors"));
+  load_options g;
+  g.format = checkpoint_format::gpt2;
+  g.prefix = "h.0.attn.";
+  auto r = try_load<mha::multi_head_attention<float, 12, 12, 16, 3, true>>(gpt2, g);
+  CHECK(r.code == load_errc::hyperparameter);
+  CHECK(contains(r.message, "__metadata__ 'context_length' is 10 in the file, expected 16"));
+  // checkpoint_format against load_options::format.
+  load_options t;
+  t.format = checkpoint_format::pytorch_multihead;
+  t.prefix = "h.0.attn.";
+  r = try_load<mha::multi_head_attention<float, 12, 12, 10, 3, true>>(gpt2, t);
+  CHECK(r.code == load_errc::hyperparameter);
+  CHECK(contains(r.message, "'checkpoint_format' is gpt2 in the file, expected pytorch_multihead "
+                            "(load_options::format)"));
+  // qkv_bias (before the tensors are looked at).
+  r = try_load<mha::multi_head_attention<float, 6, 8, 9, 4, false>>(
+      file_bytes_string(data_file("book_mha_f32.safetensors")));
+  CHECK(r.code == load_errc::hyperparameter);
+  CHECK(contains(r.message, "'qkv_bias' is true in the file, expected false"));
+  // Unreadable values name the key and the value.
+  const auto base = file_bytes(data_file("book_mha_f32.safetensors"));
+  for (const auto& [key, value, needle] :
+       {std::tuple<std::string, std::string, std::string>{"num_heads", "four", "not a non-negative integer"},
+        {"num_heads", "-4", "not a non-negative integer"},
+        {"num_heads", "", "not a non-negative integer"},
+        {"d_in", "99999999999999999999999", "not a non-negative integer"},
+        {"qkv_bias", "yes", "not true or false"},
+        {"qkv_layout", "interleaved", "not contiguous or interleaved_per_head"}}) {
+    INFO(key << " = " << value);
+    const auto bytes = with_metadata(base, {{key, value}});
+    r = try_load<mha::multi_head_attention<float, 6, 8, 9, 4, true>>(bytes);
+    CHECK(r.code == load_errc::hyperparameter);
+    CHECK(contains(r.message, "__metadata__ '" + key + "' is \"" + value + "\", " + needle));
+  }
+  // Keys it does not know are ignored; the values it knows may be "True"/"1".
+  r = try_load<mha::multi_head_attention<float, 6, 8, 9, 4, true>>(
+      with_metadata(base, {{"format", "pt"}, {"qkv_bias", "True"}, {"num_heads", "4"}, {"author", "x"}}));
+  CHECK(r.ok());
+}
+
+// ---------------------------------------------------------------- NeoX / Megatron fused QKV (defect 10)
+
+namespace {
+
+load_options neox_opts(mha::io::qkv_layout layout = mha::io::qkv_layout::unspecified) {
+  load_options o;
+  o.format = checkpoint_format::neox;
+  o.prefix = "gpt_neox.layers.0.attention.";
+  o.layout = layout;
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("GPT-NeoX attention (per-head interleaved query_key_value) reproduces PyTorch",
+          "[io][pytorch][neox]") {
+  // The layout comes from the file's __metadata__ (qkv_layout = interleaved_per_head).
+  const auto o = neox_opts();
+  check_fixed<mha::multi_head_attention<float, 12, 12, 8, 3, true>, 2, 7>("neox_f32", o, "output",
+                                                                          2e-6, 1e-7);
+  check_fixed<mha::fused_multi_head_attention<float, 12, 12, 8, 3, true>, 2, 7>("neox_f32", o,
+                                                                                "output", 2e-6, 1e-7);
+  check_dynamic(mha::dynamic::multi_head_attention<float>(12, 12, 8, 3, true), "neox_f32", o,
+                {2, 7, 12}, "output", 2e-6, 1e-7);
+  // Given explicitly: the same.
+  const auto oi = neox_opts(mha::io::qkv_layout::interleaved_per_head);
+  check_fixed<mha::multi_head_attention<float, 12, 12, 8, 3, true>, 2, 7>("neox_f32", oi, "output",
+                                                                          2e-6, 1e-7);
+  // Double: PyTorch's float64 output.
+  check_fixed<mha::multi_head_attention<double, 12, 12, 8, 3, true>, 2, 7>("neox_f64", o, "output",
+                                                                           1e-12, 1e-13);
+  check_fixed<mha::fused_multi_head_attention<double, 12, 12, 8, 3, true>, 2, 7>(
+      "neox_f64", o, "output", 1e-12, 1e-13);
+  check_dynamic(mha::dynamic::multi_head_attention<double>(12, 12, 8, 3, true), "neox_f64", o,
+                {2, 7, 12}, "output", 1e-12, 1e-13);
+}
+
+TEST_CASE("a NeoX checkpoint never loads with an assumed layout", "[io][neox]") {
+  using model = mha::multi_head_attention<float, 12, 12, 8, 3, true>;
+  using mha::io::load_errc;
+  using mha::io::qkv_layout;
+  const std::string bare = without_metadata("neox_f32");
+  // Neither recorded nor given: an error naming the tensor and both choices.
+  auto r = try_load<model>(bare, neox_opts());
+  INFO(r.message);
+  CHECK(r.code == load_errc::layout);
+  CHECK(r.tensor == "gpt_neox.layers.0.attention.query_key_value.weight");
+  CHECK(contains(r.message, "qkv_layout::interleaved_per_head"));
+  CHECK(contains(r.message, "qkv_layout::contiguous"));
+  CHECK(try_load<mha::fused_multi_head_attention<float, 12, 12, 8, 3, true>>(bare, neox_opts()).code ==
+        load_errc::layout);
+  // Given: loads and reproduces PyTorch.
+  const auto expected = read_tensor<float>(data_file("neox_f32.io.safetensors"), "output");
+  check_close(fixed_output<model, 2, 7>(bare, "neox_f32", neox_opts(qkv_layout::interleaved_per_head)),
+              expected, 2e-6, 1e-7);
+  // The wrong layout, given explicitly, loads (the user asked for it) and is
+  // wrong: what a silently assumed layout would give.
+  const auto wrong = fixed_output<model, 2, 7>(bare, "neox_f32", neox_opts(qkv_layout::contiguous));
+  double worst = 0;
+  for (std::size_t i = 0; i < wrong.size(); ++i)
+    worst = std::max(worst, std::abs(wrong[i] - expected[i]) / (std::abs(expected[i]) + 1e-3));
+  CHECK(worst > 0.1);
+  // Given and recorded, but different: an error naming both.
+  r = try_load<model>(file_bytes_string(data_file("neox_f32.safetensors")),
+                      neox_opts(qkv_layout::contiguous));
+  CHECK(r.code == load_errc::hyperparameter);
+  CHECK(contains(r.message, "'qkv_layout' is interleaved_per_head in the file, expected contiguous "
+                            "(load_options::layout)"));
+  // Not a packed model, or a format without a fused weight.
+  CHECK(try_load<mha::multi_head_attention_wrapper<float, 12, 4, 8, 3, true>>(bare, neox_opts()).code ==
+        load_errc::model);
+  load_options book;
+  book.layout = qkv_layout::interleaved_per_head;
+  CHECK(try_load<mha::multi_head_attention<float, 6, 8, 9, 4, true>>(
+            file_bytes_string(data_file("book_mha_f32.safetensors")), book).code == load_errc::layout);
+}
+
+TEST_CASE("rotary embeddings in a NeoX checkpoint are an error", "[io][neox]") {
+  // The NeoX attention tensors plus a rotary_emb.inv_freq tensor (GPT-NeoX with rotary_pct > 0 saves it).
+  const std::string p = "gpt_neox.layers.0.attention.";
+  std::vector<f_tensor> ts;
+  for (const char* n : {"query_key_value.weight", "query_key_value.bias", "dense.weight", "dense.bias"}) {
+    const auto v = read_tensor<double>(data_file("neox_f32.safetensors"), p + n);
+    const bool w = std::string(n).find("weight") != std::string::npos;
+    const std::size_t rows = std::string(n).find("query") != std::string::npos ? 36 : 12;
+    ts.push_back({p + n, w ? std::vector<std::size_t>{rows, 12} : std::vector<std::size_t>{rows}, v});
+  }
+  ts.push_back({p + "rotary_emb.inv_freq", {2}, {1.0, 0.01}});
+  load_options o = neox_opts(mha::io::qkv_layout::interleaved_per_head);
+  o.allow_extra_tensors = true;
+  const auto r = try_load<mha::multi_head_attention<float, 12, 12, 8, 3, true>>(
+      make_safetensors(ts, "F32"), o);
+  INFO(r.message);
+  CHECK(r.code == mha::io::load_errc::unexpected_tensor);
+  CHECK(r.tensor == p + "rotary_emb.inv_freq");
+  CHECK(contains(r.message, "rotary position embeddings"));
+  ts.pop_back();
+  CHECK(try_load<mha::multi_head_attention<float, 12, 12, 8, 3, true>>(make_safetensors(ts, "F32"), o)
+            .ok());
+}
+
+TEST_CASE("interleaved_per_head in the other fused formats (transposed Conv1D too)", "[io][neox]") {
+  // The NeoX weights renamed: in_proj_weight (nn.Linear layout) and GPT-2's
+  // c_attn (Conv1D, transposed), with the per-head interleaved order, reproduce
+  // the NeoX output when the layout is given.
+  const auto f = data_file("neox_f32.safetensors");
+  const std::string p = "gpt_neox.layers.0.attention.";
+  const auto qkv_w = read_tensor<double>(f, p + "query_key_value.weight");  // [36][12]
+  const auto qkv_b = read_tensor<double>(f, p + "query_key_value.bias");
+  const auto dense_w = read_tensor<double>(f, p + "dense.weight");  // [12][12]
+  const auto dense_b = read_tensor<double>(f, p + "dense.bias");
+  const auto transpose = [](const std::vector<double>& v, std::size_t rows, std::size_t cols) {
+    std::vector<double> t(v.size());
+    for (std::size_t r = 0; r < rows; ++r)
+      for (std::size_t c = 0; c < cols; ++c) t[c * rows + r] = v[r * cols + c];
+    return t;
+  };
+  const auto expected = read_tensor<float>(data_file("neox_f32.io.safetensors"), "output");
+  using split = mha::multi_head_attention<float, 12, 12, 8, 3, true>;
+  using fused = mha::fused_multi_head_attention<float, 12, 12, 8, 3, true>;
+  load_options o;
+  o.layout = mha::io::qkv_layout::interleaved_per_head;
+  o.format = checkpoint_format::pytorch_multihead;
+  const auto torch_file = make_safetensors({{"in_proj_weight", {36, 12}, qkv_w},
+                                            {"in_proj_bias", {36}, qkv_b},
+                                            {"out_proj.weight", {12, 12}, dense_w},
+                                            {"out_proj.bias", {12}, dense_b}},
+                                           "F32");
+  check_close(fixed_output<split, 2, 7>(torch_file, "neox_f32", o), expected, 2e-6, 1e-7);
+  check_close(fixed_output<fused, 2, 7>(torch_file, "neox_f32", o), expected, 2e-6, 1e-7);
+  o.format = checkpoint_format::gpt2;
+  const auto gpt2_file = make_safetensors({{"c_attn.weight", {12, 36}, transpose(qkv_w, 36, 12)},
+                                           {"c_attn.bias", {36}, qkv_b},
+                                           {"c_proj.weight", {12, 12}, transpose(dense_w, 12, 12)},
+                                           {"c_proj.bias", {12}, dense_b}},
+                                          "F32");
+  check_close(fixed_output<split, 2, 7>(gpt2_file, "neox_f32", o), expected, 2e-6, 1e-7);
+  check_close(fixed_output<fused, 2, 7>(gpt2_file, "neox_f32", o), expected, 2e-6, 1e-7);
+  mha::dynamic::multi_head_attention<float> dyn(12, 12, 8, 3, true);
+  REQUIRE(mha::io::try_load_safetensors_memory(gpt2_file.data(), gpt2_file.size(), dyn, o).ok());
+  const auto x = read_tensor<float>(data_file("neox_f32.io.safetensors"), "input");
+  mha::dynamic::tensor<float> xt({2, 7, 12});
+  std::copy(x.begin(), x.end(), xt.begin());
+  check_close(dyn.forward(xt), expected, 2e-6, 1e-7);
 }

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <mha/detail/attention.hpp>
@@ -29,6 +30,8 @@ namespace mha::dynamic {
 /// module of another head count, head_dim or context_length, or for another
 /// batch, std::length_error when it is full.
 /// Precondition of truncate(n): n <= size() (std::out_of_range otherwise).
+/// A moved-from cache has no storage and all sizes 0: it serves no module
+/// (std::invalid_argument from a forward).
 template <class T>
 class kv_cache {
  public:
@@ -46,6 +49,35 @@ class kv_cache {
         capacity_(model.context_length()),
         key_t_(batch * width_ * capacity_),
         value_(batch * width_ * capacity_) {}
+
+  // (copies, moves and destruction carry the ISA's ABI tag: their code moves
+  // T values; docs/design.md, "ISA namespaces")
+  MHA_DETAIL_ISA_TAG kv_cache(const kv_cache&) = default;
+  MHA_DETAIL_ISA_TAG kv_cache& operator=(const kv_cache&) = default;
+  /// Takes `other`'s storage and sizes; `other` is left with none (all sizes 0).
+  MHA_DETAIL_ISA_TAG kv_cache(kv_cache&& other) noexcept
+      : batch_(other.batch_),
+        num_heads_(other.num_heads_),
+        head_dim_(other.head_dim_),
+        width_(other.width_),
+        capacity_(other.capacity_),
+        key_t_(std::move(other.key_t_)),
+        value_(std::move(other.value_)),
+        size_(other.size_) {
+    other.forget_();
+  }
+  /// Takes `other`'s storage and sizes; `other` is left with none (all sizes 0).
+  MHA_DETAIL_ISA_TAG kv_cache& operator=(kv_cache&& other) noexcept {
+    if (this != &other) {
+      batch_ = other.batch_, num_heads_ = other.num_heads_, head_dim_ = other.head_dim_;
+      width_ = other.width_, capacity_ = other.capacity_, size_ = other.size_;
+      key_t_ = std::move(other.key_t_);
+      value_ = std::move(other.value_);
+      other.forget_();
+    }
+    return *this;
+  }
+  MHA_DETAIL_ISA_TAG ~kv_cache() = default;
 
   /// Tokens cached per sequence (the position of the next token).
   std::size_t size() const noexcept { return size_; }
@@ -82,16 +114,14 @@ class kv_cache {
   /// Records n appended tokens (for the modules).
   void grow_(std::size_t n) noexcept { size_ += n; }
 
-  // Copies, moves and destruction as the compiler would generate them,
-  // declared only to carry the ISA's ABI tag (their code moves T values;
-  // docs/design.md, "ISA namespaces").
-  MHA_DETAIL_ISA_TAG kv_cache(const kv_cache&) = default;
-  MHA_DETAIL_ISA_TAG kv_cache(kv_cache&&) = default;
-  MHA_DETAIL_ISA_TAG kv_cache& operator=(const kv_cache&) = default;
-  MHA_DETAIL_ISA_TAG kv_cache& operator=(kv_cache&&) = default;
-  MHA_DETAIL_ISA_TAG ~kv_cache() = default;
 
  private:
+  /// The moved-from state: no storage, every size 0.
+  void forget_() noexcept {
+    batch_ = num_heads_ = head_dim_ = width_ = capacity_ = size_ = 0;
+    key_t_.clear();
+    value_.clear();
+  }
   MHA_DETAIL_ISA_TAG static std::size_t check_batch(std::size_t batch) {
     if (batch == 0) throw std::invalid_argument("mha::dynamic::kv_cache: batch must be greater than 0");
     return batch;

@@ -19,7 +19,8 @@ namespace mha::dynamic {
 /// Owning, row-major, contiguous tensor whose shape is chosen at run time:
 /// the runtime-sized twin of mha::tensor. `tensor<float> x({2, 6, 3});` is a
 /// zero-filled [2][6][3] tensor. Rank >= 1; zero extents are allowed (an empty
-/// tensor). Allocates with std::vector.
+/// tensor). Allocates with std::vector. A moved-from tensor is empty, of
+/// shape {0}, as tensor() (so a forward rejects it with std::invalid_argument).
 ///
 /// Errors: operator() throws std::invalid_argument when the number of indices
 /// differs from the rank and std::out_of_range when an index is out of range.
@@ -63,10 +64,14 @@ class tensor {
   /// Elements the storage holds without allocating (see reshape).
   std::size_t capacity() const noexcept { return values_.capacity(); }
 
-  /// Shape, outermost dimension first.
-  const std::vector<std::size_t>& shape() const noexcept { return shape_; }
+  /// Shape, outermost dimension first ({0} for a moved-from tensor).
+  const std::vector<std::size_t>& shape() const noexcept {
+    // The implicit moves stay noexcept and allocation-free; a moved-from
+    // shape_ is empty, and reads as tensor()'s {0}.
+    return shape_.empty() ? empty_shape() : shape_;
+  }
   /// Number of dimensions.
-  std::size_t rank() const noexcept { return shape_.size(); }
+  std::size_t rank() const noexcept { return shape().size(); }
   /// Number of elements.
   std::size_t size() const noexcept { return values_.size(); }
   /// Pointer to the first of size() contiguous elements.
@@ -90,7 +95,7 @@ class tensor {
   }
 
   friend MHA_DETAIL_ISA_TAG bool operator==(const tensor& a, const tensor& b) {
-    return a.shape_ == b.shape_ && a.values_ == b.values_;
+    return a.shape() == b.shape() && a.values_ == b.values_;
   }
 
   // Copies, moves and destruction as the compiler would generate them,
@@ -103,6 +108,10 @@ class tensor {
   MHA_DETAIL_ISA_TAG ~tensor() = default;
 
  private:
+  static const std::vector<std::size_t>& empty_shape() noexcept {
+    static const std::vector<std::size_t> shape{0};
+    return shape;
+  }
   /// Product of the extents; std::invalid_argument when it overflows std::size_t.
   template <class It>
   MHA_DETAIL_ISA_TAG static std::size_t element_count(It first, It last) {
@@ -118,18 +127,19 @@ class tensor {
     return n;
   }
   MHA_DETAIL_ISA_TAG std::size_t offset_of(std::initializer_list<std::size_t> index) const {
-    if (index.size() != shape_.size())
+    const auto& shape = this->shape();
+    if (index.size() != shape.size())
       throw std::invalid_argument("mha::dynamic::tensor: " + std::to_string(index.size()) +
                                   " indices given for a tensor of rank " +
-                                  std::to_string(shape_.size()));
+                                  std::to_string(shape.size()));
     std::size_t off = 0;
     std::size_t d = 0;
     for (const std::size_t i : index) {
-      if (i >= shape_[d])
+      if (i >= shape[d])
         throw std::out_of_range("mha::dynamic::tensor: index " + std::to_string(i) +
                                 " out of range for dimension " + std::to_string(d) + " of extent " +
-                                std::to_string(shape_[d]));
-      off = off * shape_[d] + i;
+                                std::to_string(shape[d]));
+      off = off * shape[d] + i;
       ++d;
     }
     return off;

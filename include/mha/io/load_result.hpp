@@ -4,8 +4,10 @@
 #include <mha/detail/cxx20_check.hpp>
 #ifndef MHA_DETAIL_NO_CXX20
 
+#include <cstddef>
 #include <string>
 #include <utility>
+#include <vector>
 
 #if defined(__cpp_exceptions) || defined(__EXCEPTIONS)
 #include <stdexcept>
@@ -30,7 +32,59 @@ enum class checkpoint_format {
   /// ([in][out], transposed relative to nn.Linear), `c_attn.bias` [3E],
   /// `c_proj.bias` [E]; the `bias` and `masked_bias` buffers are ignored.
   gpt2,
+  /// GPT-NeoX (Hugging Face GPTNeoXAttention) and Megatron-LM attention:
+  /// `query_key_value.weight` [3E][d_in] (nn.Linear layout) and
+  /// `query_key_value.bias` [3E] with the rows in a layout that must be given
+  /// (load_options::layout) or recorded in the file's `__metadata__`
+  /// (`qkv_layout`); GPT-NeoX and Megatron-LM store qkv_layout::interleaved_per_head.
+  /// `dense.weight` [E][E], `dense.bias` [E]; the `bias` and `masked_bias`
+  /// buffers are ignored; a `rotary_emb.inv_freq` buffer is an error (rotary
+  /// position embeddings are not part of mha's attention).
+  neox,
 };
+
+/// Readable name of a checkpoint_format ("book", "pytorch_multihead", "gpt2",
+/// "neox"): also its value in a file's `__metadata__` (`checkpoint_format`).
+constexpr const char* to_string(checkpoint_format f) noexcept {
+  switch (f) {
+    case checkpoint_format::book: return "book";
+    case checkpoint_format::pytorch_multihead: return "pytorch_multihead";
+    case checkpoint_format::gpt2: return "gpt2";
+    case checkpoint_format::neox: return "neox";
+  }
+  return "unknown";
+}
+
+/// Row order of a fused query/key/value weight [3E][d_in] (and bias [3E]) of
+/// E = num_heads * head_dim output features per part (for gpt2's transposed
+/// `c_attn.weight` [d_in][3E]: the column order).
+enum class qkv_layout {
+  /// The format's own layout: contiguous for pytorch_multihead and gpt2 (their
+  /// producers define it); for neox the `qkv_layout` of the file's
+  /// `__metadata__`, or an error (load_errc::layout) when the file has none.
+  unspecified,
+  /// [Q; K; V]: rows [0, E) are the queries of all heads (head h at rows
+  /// [h*head_dim, (h+1)*head_dim)), [E, 2E) the keys, [2E, 3E) the values
+  /// (nn.MultiheadAttention's in_proj_weight, GPT-2's c_attn).
+  contiguous,
+  /// Per head: rows [3h*head_dim, 3h*head_dim + head_dim) are head h's
+  /// queries, the next head_dim rows its keys, then its values ([q_h0; k_h0;
+  /// v_h0; q_h1; ...]: GPT-NeoX's and Megatron-LM's query_key_value, which
+  /// view the product as [B][N][num_heads][3*head_dim]). Needs the model's
+  /// head count to be the checkpoint's.
+  interleaved_per_head,
+};
+
+/// Readable name of a qkv_layout ("unspecified", "contiguous",
+/// "interleaved_per_head"): also its value in a file's `__metadata__` (`qkv_layout`).
+constexpr const char* to_string(qkv_layout l) noexcept {
+  switch (l) {
+    case qkv_layout::unspecified: return "unspecified";
+    case qkv_layout::contiguous: return "contiguous";
+    case qkv_layout::interleaved_per_head: return "interleaved_per_head";
+  }
+  return "unknown";
+}
 
 /// What went wrong in a load (load_errc::none on success).
 enum class load_errc {
@@ -47,6 +101,8 @@ enum class load_errc {
   non_finite,         ///< NaN or infinity (or a value out of T's range) in a weight
   mask,               ///< the book's `mask` buffer is not the causal mask of the model's context_length
   model,              ///< the model cannot take this format (e.g. no out_proj), or its run-time shapes are inconsistent
+  hyperparameter,     ///< the file's __metadata__ (num_heads, d_in, ...) or load_options::expected_num_heads disagree with the model or the options
+  layout,             ///< the fused QKV layout is neither given nor recorded (neox), or given for a format without a fused weight
 };
 
 /// Readable name of a load_errc ("shape", "missing_tensor", ...).
@@ -65,24 +121,49 @@ constexpr const char* to_string(load_errc e) noexcept {
     case load_errc::non_finite: return "non_finite";
     case load_errc::mask: return "mask";
     case load_errc::model: return "model";
+    case load_errc::hyperparameter: return "hyperparameter";
+    case load_errc::layout: return "layout";
   }
   return "unknown";
 }
 
 /// Options of a load. Strict by default.
+///
+/// Hyperparameters: a safetensors file records tensor shapes but not the head
+/// count, so a checkpoint of 4 heads loads into a model of 8 heads (same d_in,
+/// d_out) without a shape error and gives wrong outputs. The loader checks the
+/// `__metadata__` keys `num_heads`, `d_in`, `d_out`, `context_length`,
+/// `qkv_bias`, `checkpoint_format` and `qkv_layout` against the model and the
+/// options when the file has them (tools/ writes them; see
+/// docs/loading-weights.md), and `expected_num_heads` when it is not 0. For a
+/// multi-head model when neither is available, the head count cannot be
+/// verified: load_result::warnings says so.
 struct load_options {
   checkpoint_format format = checkpoint_format::book;  ///< naming/layout convention
   std::string prefix;               ///< prepended to every tensor name, e.g. "h.0.attn."
   bool allow_extra_tensors = false; ///< accept tensors under `prefix` that the model does not use
   bool allow_non_finite = false;    ///< accept NaN/inf (and values overflowing T) in weights
+  /// Row order of the fused QKV weight (pytorch_multihead, gpt2, neox); see qkv_layout.
+  qkv_layout layout = qkv_layout::unspecified;
+  /// The checkpoint's head count when you know it (e.g. from the model's
+  /// config.json) and the file does not record it: the load fails
+  /// (load_errc::hyperparameter) unless the model has this many heads. 0: not given.
+  std::size_t expected_num_heads = 0;
+  /// Do not read the hyperparameters of `__metadata__` (for files whose
+  /// metadata uses these keys for something else).
+  bool ignore_metadata = false;
 };
 
-/// Outcome of a non-throwing load: `ok()` or an error code with a message that
-/// names the file, the tensor (when one is involved) and what was wrong.
+/// Outcome of a load: `ok()` or an error code with a message that names the
+/// file, the tensor (when one is involved) and what was wrong; on success,
+/// possibly warnings (e.g. that the head count could not be verified).
 struct load_result {
   load_errc code = load_errc::none;  ///< load_errc::none on success
   std::string message;               ///< full message, empty on success
   std::string tensor;                ///< full name of the offending tensor, if any
+  /// Facts the loader could not check on a successful load, each a full
+  /// message "mha::io: <file>: warning: ..." (empty when everything was checked).
+  std::vector<std::string> warnings;
 
   /// True when the model was loaded.
   bool ok() const noexcept { return code == load_errc::none; }

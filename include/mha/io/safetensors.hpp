@@ -37,22 +37,124 @@ inline load_result to_result(const error& e, const std::string& file) {
   return r;
 }
 
+/// A successful load_result carrying `warnings` as full messages.
+inline load_result success(const std::vector<std::string>& warnings, const std::string& file) {
+  load_result r;
+  for (const auto& w : warnings) r.warnings.push_back("mha::io: " + file + ": warning: " + w);
+  return r;
+}
+
 inline bool starts_with(std::string_view s, std::string_view prefix) noexcept {
   return s.substr(0, prefix.size()) == prefix;
 }
 
-/// The loader: validate the whole header, check every needed tensor, read and
-/// convert them into scratch buffers, and only then copy into the model.
+/// A `__metadata__` value as a decimal count: digits only, fits std::size_t.
+inline bool parse_count(const std::string& s, std::size_t& v) noexcept {
+  if (s.empty() || s.size() > 19) return false;  // 19 digits always fit 64 bits
+  v = 0;
+  for (const char c : s) {
+    if (c < '0' || c > '9') return false;
+    v = v * 10 + static_cast<std::size_t>(c - '0');
+  }
+  return true;
+}
+
+/// A `__metadata__` value as a bool: true/True/1 or false/False/0.
+inline bool parse_flag(const std::string& s, bool& v) noexcept {
+  if (s == "true" || s == "True" || s == "1") return v = true, true;
+  if (s == "false" || s == "False" || s == "0") return v = false, true;
+  return false;
+}
+
+/// Checks the hyperparameters the file records in `__metadata__` (unless
+/// opt.ignore_metadata) and opt.expected_num_heads against the model `d` and
+/// the options; sets `layout` to the fused QKV layout to use (the options',
+/// else the file's, else unspecified) and adds a warning when the head count
+/// of a multi-head model could not be verified.
+template <class T>
+error check_hyperparameters(const header_info& h, const attention_desc<T>& d,
+                            const load_options& opt, qkv_layout& layout,
+                            std::vector<std::string>& warnings) {
+  layout = opt.layout;
+  bool heads_known = false;
+  if (opt.expected_num_heads != 0) {
+    if (opt.expected_num_heads != d.num_heads)
+      return make_error(load_errc::hyperparameter, "",
+                        "load_options::expected_num_heads is " +
+                            std::to_string(opt.expected_num_heads) + ", but the model (" +
+                            d.model_name + ") has num_heads = " + std::to_string(d.num_heads));
+    heads_known = true;
+  }
+  if (!opt.ignore_metadata) {
+    const auto mismatch = [](const std::string& key, const std::string& found,
+                             const std::string& expected, const std::string& whose) {
+      return make_error(load_errc::hyperparameter, "",
+                        "__metadata__ '" + key + "' is " + found + " in the file, expected " +
+                            expected + " (" + whose + ")");
+    };
+    const auto unreadable = [](const std::string& key, const std::string& value, const char* what) {
+      return make_error(load_errc::hyperparameter, "",
+                        "__metadata__ '" + key + "' is \"" + value + "\", not " + what +
+                            " (set load_options::ignore_metadata to skip these checks)");
+    };
+    const std::string model_is = "the model's: " + d.model_name;
+    const std::pair<const char*, std::size_t> counts[] = {
+        {"num_heads", d.num_heads}, {"d_in", d.d_in}, {"d_out", d.d_out},
+        {"context_length", d.context_length}};
+    for (const auto& [key, value] : counts) {
+      const std::string* v = h.metadata_value(key);
+      if (v == nullptr) continue;
+      std::size_t found = 0;
+      if (!parse_count(*v, found)) return unreadable(key, *v, "a non-negative integer");
+      if (found != value) return mismatch(key, *v, std::to_string(value), model_is);
+      if (std::string_view(key) == "num_heads") heads_known = true;
+    }
+    if (const std::string* v = h.metadata_value("qkv_bias")) {
+      bool found = false;
+      if (!parse_flag(*v, found)) return unreadable("qkv_bias", *v, "true or false");
+      if (found != d.qkv_bias) return mismatch("qkv_bias", *v, d.qkv_bias ? "true" : "false", model_is);
+    }
+    if (const std::string* v = h.metadata_value("checkpoint_format")) {
+      if (*v != to_string(opt.format))
+        return mismatch("checkpoint_format", *v, to_string(opt.format), "load_options::format");
+    }
+    if (const std::string* v = h.metadata_value("qkv_layout")) {
+      qkv_layout found = qkv_layout::unspecified;
+      for (const auto l : {qkv_layout::contiguous, qkv_layout::interleaved_per_head})
+        if (*v == to_string(l)) found = l;
+      if (found == qkv_layout::unspecified)
+        return unreadable("qkv_layout", *v, "contiguous or interleaved_per_head");
+      if (layout == qkv_layout::unspecified)
+        layout = found;
+      else if (layout != found)
+        return mismatch("qkv_layout", *v, to_string(layout), "load_options::layout");
+    }
+  }
+  if (!heads_known && d.type == attention_desc<T>::kind::multi)
+    warnings.push_back("the checkpoint's head count is not verified: the file records no "
+                       "'num_heads' in its __metadata__ and load_options::expected_num_heads "
+                       "is 0, so a checkpoint of another head count (same d_in and d_out) "
+                       "would have loaded without an error and given wrong outputs; the model "
+                       "has num_heads = " + std::to_string(d.num_heads));
+  return {};
+}
+
+/// The loader: validate the whole header, check the hyperparameters and every
+/// needed tensor, read and convert them into scratch buffers, and only then
+/// copy into the model. Appends what it could not verify to `warnings`.
 template <class Model>
-error load_into(byte_source& src, Model& model, const load_options& opt) {
+error load_into(byte_source& src, Model& model, const load_options& opt,
+                std::vector<std::string>& warnings) {
   using T = typename Model::value_type;
   header_info h;
   if (auto e = parse_header(src, h)) return e;
 
   attention_desc<T> desc;
   if (auto e = describe(model, desc)) return e;
+  qkv_layout layout = qkv_layout::unspecified;
+  if (auto e = check_hyperparameters(h, desc, opt, layout, warnings)) return e;
   plan<T> p;
-  if (auto e = make_plan(desc, opt.format, opt.prefix, p)) return e;
+  if (auto e = make_plan(desc, opt.format, layout, opt.prefix, p)) return e;
 
   // Presence: missing weights, biases the model lacks (qkv_bias mismatch).
   for (const auto& t : p.tensors) {
@@ -62,14 +164,15 @@ error load_into(byte_source& src, Model& model, const load_options& opt) {
       return make_error(is_bias ? load_errc::qkv_bias : load_errc::missing_tensor, t.name,
                         is_bias ? "missing from the file, but " + t.why
                                 : std::string("missing from the file (checkpoint_format ") +
-                                      (opt.format == checkpoint_format::book ? "book"
-                                       : opt.format == checkpoint_format::gpt2 ? "gpt2"
-                                                                               : "pytorch_multihead") +
+                                      to_string(opt.format) +
                                       (opt.prefix.empty() ? std::string(", no prefix)")
                                                           : ", prefix '" + opt.prefix + "')"));
     }
     if (t.kind == role::forbidden && e != nullptr)
-      return make_error(load_errc::qkv_bias, t.name, "present in the file, but " + t.why);
+      return make_error(t.forbidden_code, t.name,
+                        (t.forbidden_code == load_errc::qkv_bias ? "present in the file, but "
+                                                                 : "present in the file: ") +
+                            t.why);
   }
   // Strictness: nothing under the prefix that the model does not use.
   if (!opt.allow_extra_tensors) {
@@ -145,15 +248,18 @@ constexpr void check_loadable() noexcept {
 }  // namespace detail
 
 /// Loads the weights of `model` from the safetensors file `path`, without
-/// throwing: returns a load_result whose ok() is true on success; otherwise
+/// throwing: returns a load_result whose ok() is true on success (its
+/// `warnings` then list what could not be verified, e.g. the head count of a
+/// file without hyperparameters in `__metadata__`); otherwise
 /// code/message/tensor say what was wrong and `model` is unchanged (all
 /// tensors are read and checked into scratch buffers before any is copied).
 ///
 /// Model: mha::causal_attention, multi_head_attention_wrapper,
 /// multi_head_attention, fused_multi_head_attention (any template arguments),
 /// or their mha::dynamic twins (when exceptions are enabled). Tensor names and
-/// layouts follow `options.format` (see checkpoint_format), each prefixed by
-/// `options.prefix`. File dtypes F32, F64, F16, BF16 are converted to the
+/// layouts follow `options.format` (see checkpoint_format) and
+/// `options.layout`, each prefixed by `options.prefix`; the file's recorded
+/// hyperparameters and `options.expected_num_heads` are checked (see load_options). File dtypes F32, F64, F16, BF16 are converted to the
 /// model's T with round to nearest. Only std::bad_alloc can escape (when
 /// exceptions are enabled); without exceptions an allocation failure aborts.
 template <class Model>
@@ -162,8 +268,10 @@ load_result try_load_safetensors(const std::filesystem::path& path, Model& model
   detail::check_loadable<Model>();
   detail::file_source src;
   if (auto e = src.open(path)) return detail::to_result(e, path.string());
-  if (auto e = detail::load_into(src, model, options)) return detail::to_result(e, path.string());
-  return {};
+  std::vector<std::string> warnings;
+  if (auto e = detail::load_into(src, model, options, warnings))
+    return detail::to_result(e, path.string());
+  return detail::success(warnings, path.string());
 }
 
 /// Same as try_load_safetensors(path, ...) for a safetensors file already in
@@ -175,37 +283,43 @@ load_result try_load_safetensors_memory(const void* data, std::size_t size, Mode
                                         const std::string& name = "<memory>") {
   detail::check_loadable<Model>();
   detail::memory_source src(data, size);
-  if (auto e = detail::load_into(src, model, options)) return detail::to_result(e, name);
-  return {};
+  std::vector<std::string> warnings;
+  if (auto e = detail::load_into(src, model, options, warnings)) return detail::to_result(e, name);
+  return detail::success(warnings, name);
 }
 
 #if defined(__cpp_exceptions) || defined(__EXCEPTIONS)
 /// Loads the weights of `model` from the safetensors file `path` (see
 /// try_load_safetensors). Throws mha::io::load_error, whose message names the
-/// file, the tensor and what was wrong; `model` is then unchanged.
+/// file, the tensor and what was wrong; `model` is then unchanged. Returns the
+/// (successful) load_result, whose `warnings` list what could not be verified.
 template <class Model>
-void load_safetensors(const std::filesystem::path& path, Model& model, const load_options& options) {
-  const load_result r = try_load_safetensors(path, model, options);
+load_result load_safetensors(const std::filesystem::path& path, Model& model,
+                             const load_options& options) {
+  load_result r = try_load_safetensors(path, model, options);
   if (!r.ok()) throw load_error(r);
+  return r;
 }
 
 /// load_safetensors(path, model, {format, prefix}): strict, non-finite values rejected.
 template <class Model>
-void load_safetensors(const std::filesystem::path& path, Model& model,
-                      checkpoint_format format = checkpoint_format::book,
-                      std::string_view prefix = "") {
+load_result load_safetensors(const std::filesystem::path& path, Model& model,
+                             checkpoint_format format = checkpoint_format::book,
+                             std::string_view prefix = "") {
   load_options o;
   o.format = format;
   o.prefix = std::string(prefix);
-  load_safetensors(path, model, o);
+  return load_safetensors(path, model, o);
 }
 
-/// Throwing form of try_load_safetensors_memory.
+/// Throwing form of try_load_safetensors_memory (returns its successful load_result).
 template <class Model>
-void load_safetensors_memory(const void* data, std::size_t size, Model& model,
-                             const load_options& options = {}, const std::string& name = "<memory>") {
-  const load_result r = try_load_safetensors_memory(data, size, model, options, name);
+load_result load_safetensors_memory(const void* data, std::size_t size, Model& model,
+                                    const load_options& options = {},
+                                    const std::string& name = "<memory>") {
+  load_result r = try_load_safetensors_memory(data, size, model, options, name);
   if (!r.ok()) throw load_error(r);
+  return r;
 }
 #endif
 

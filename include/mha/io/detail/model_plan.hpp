@@ -54,6 +54,7 @@ struct planned_tensor {
   std::vector<sink<T>> sinks;
   std::string why;  ///< for forbidden/weight: the model fact behind it, for messages
   bool is_qkv_bias = false;  ///< a query/key/value bias (absence is a qkv_bias mismatch)
+  load_errc forbidden_code = load_errc::qkv_bias;  ///< for forbidden: the error when present
 };
 
 /// The tensors one model needs (built by plan_for, consumed by the loader).
@@ -129,15 +130,52 @@ void add_linear(plan<T>& p, const std::string& base, const linear_ref<T>& l, boo
                                         "the model has qkv_bias = false"));
 }
 
-/// Builds the plan of `d` for `format`, names prefixed with `prefix`.
+/// Sinks of a fused [3E][d_in] weight (nn.Linear layout; `transposed`: a
+/// Conv1D [d_in][3E]) or, with `bias`, of a fused [3E] bias, into the model's
+/// query/key/value parts (each [E][d_in] / [E]) for `layout` (contiguous, or
+/// interleaved_per_head with head_dim E / num_heads).
 template <class T>
-error make_plan(const attention_desc<T>& d, checkpoint_format format, const std::string& prefix,
-                plan<T>& p) {
+std::vector<sink<T>> fused_sinks(const attention_desc<T>& d, qkv_layout layout, bool transposed,
+                                 bool bias) {
+  const std::size_t E = d.d_out, in = d.d_in;
+  const linear_ref<T>* parts[3] = {&d.q[0], &d.k[0], &d.v[0]};
+  std::vector<sink<T>> out;
+  // Part i's rows [first, first + rows) come from the file's output features
+  // [src_row, src_row + rows).
+  const auto add = [&](std::size_t i, std::size_t first, std::size_t rows, std::size_t src_row) {
+    T* dest = bias ? parts[i]->bias + first : parts[i]->weight + first * in;
+    if (bias)
+      out.push_back(copy_sink(dest, 1, rows, src_row));
+    else if (transposed)  // Conv1D [in][3E]: model row r, column c <- file [c][src_row + r]
+      out.push_back(sink<T>{dest, rows, in, src_row, 1, 3 * E});
+    else
+      out.push_back(copy_sink(dest, rows, in, src_row * in));
+  };
+  if (layout == qkv_layout::interleaved_per_head) {
+    const std::size_t hd = E / d.num_heads;
+    for (std::size_t h = 0; h < d.num_heads; ++h)
+      for (std::size_t i = 0; i < 3; ++i) add(i, h * hd, hd, (3 * h + i) * hd);
+  } else {
+    for (std::size_t i = 0; i < 3; ++i) add(i, 0, E, i * E);
+  }
+  return out;
+}
+
+/// Builds the plan of `d` for `format` and the fused QKV `layout` (as given
+/// or recorded; unspecified = the format's own), names prefixed with `prefix`.
+template <class T>
+error make_plan(const attention_desc<T>& d, checkpoint_format format, qkv_layout layout,
+                const std::string& prefix, plan<T>& p) {
   using kind = typename attention_desc<T>::kind;
   p.context_length = d.context_length;
   const std::size_t E = d.d_out;
   switch (format) {
     case checkpoint_format::book: {
+      if (layout == qkv_layout::interleaved_per_head)
+        return make_error(load_errc::layout, "",
+                          "load_options::layout is qkv_layout::interleaved_per_head, but "
+                          "checkpoint_format::book stores W_query, W_key and W_value as separate "
+                          "tensors (the layout applies to pytorch_multihead, gpt2 and neox)");
       if (d.type == kind::wrapper) {
         for (std::size_t h = 0; h < d.num_heads; ++h) {
           const std::string hp = prefix + "heads." + std::to_string(h) + ".";
@@ -156,40 +194,47 @@ error make_plan(const attention_desc<T>& d, checkpoint_format format, const std:
       return {};
     }
     case checkpoint_format::pytorch_multihead:
-    case checkpoint_format::gpt2: {
+    case checkpoint_format::gpt2:
+    case checkpoint_format::neox: {
       const bool torch = format == checkpoint_format::pytorch_multihead;
-      const char* fmt = torch ? "pytorch_multihead" : "gpt2";
+      const bool gpt2 = format == checkpoint_format::gpt2;
+      const char* fmt = to_string(format);
       if (d.type != kind::multi)
         return make_error(load_errc::model, "",
                           std::string("checkpoint_format::") + fmt + " holds a packed multi-head "
                           "attention with out_proj; load it into mha::multi_head_attention, "
                           "mha::fused_multi_head_attention or mha::dynamic::multi_head_attention, "
                           "not into " + d.model_name);
-      const std::string w_name = prefix + (torch ? "in_proj_weight" : "c_attn.weight");
-      const std::string b_name = prefix + (torch ? "in_proj_bias" : "c_attn.bias");
-      std::vector<sink<T>> w_sinks, b_sinks;
-      const linear_ref<T>* parts[3] = {&d.q[0], &d.k[0], &d.v[0]};
-      if (torch) {  // in_proj_weight [3E][d_in], nn.Linear layout
-        if (d.fused)
-          w_sinks.push_back(copy_sink(d.q[0].weight, 3 * E, d.d_in));
-        else
-          for (std::size_t i = 0; i < 3; ++i)
-            w_sinks.push_back(copy_sink(parts[i]->weight, E, d.d_in, i * E * d.d_in));
-      } else {  // c_attn.weight [d_in][3E], Conv1D layout: transpose
-        if (d.fused)
-          w_sinks.push_back(sink<T>{d.q[0].weight, 3 * E, d.d_in, 0, 1, 3 * E});
-        else
-          for (std::size_t i = 0; i < 3; ++i)
-            w_sinks.push_back(sink<T>{parts[i]->weight, E, d.d_in, i * E, 1, 3 * E});
+      const std::string w_name =
+          prefix + (torch ? "in_proj_weight" : gpt2 ? "c_attn.weight" : "query_key_value.weight");
+      const std::string b_name =
+          prefix + (torch ? "in_proj_bias" : gpt2 ? "c_attn.bias" : "query_key_value.bias");
+      if (layout == qkv_layout::unspecified) {
+        if (format == checkpoint_format::neox)
+          return make_error(load_errc::layout, w_name,
+                            "the row order of the fused query/key/value weight is not recorded in "
+                            "the file (no 'qkv_layout' in __metadata__) and load_options::layout "
+                            "is qkv_layout::unspecified; set it to qkv_layout::interleaved_per_head "
+                            "(GPT-NeoX, Megatron-LM: [q_h0 k_h0 v_h0 q_h1 ...]) or "
+                            "qkv_layout::contiguous ([Q; K; V]): loading the wrong one gives wrong "
+                            "outputs without an error");
+        layout = qkv_layout::contiguous;  // what nn.MultiheadAttention and GPT-2 store
       }
+      std::vector<sink<T>> w_sinks;
+      if (d.fused && layout == qkv_layout::contiguous)  // one copy into w_qkv [3E][d_in]
+        w_sinks.push_back(gpt2 ? sink<T>{d.q[0].weight, 3 * E, d.d_in, 0, 1, 3 * E}
+                               : copy_sink(d.q[0].weight, 3 * E, d.d_in));
+      else
+        w_sinks = fused_sinks(d, layout, gpt2, false);
       p.tensors.push_back(weight_tensor<T>(
-          w_name, torch ? std::vector<std::uint64_t>{3 * E, d.d_in} : std::vector<std::uint64_t>{d.d_in, 3 * E},
+          w_name, gpt2 ? std::vector<std::uint64_t>{d.d_in, 3 * E} : std::vector<std::uint64_t>{3 * E, d.d_in},
           std::move(w_sinks)));
       if (d.qkv_bias) {
-        if (d.fused)
+        std::vector<sink<T>> b_sinks;
+        if (d.fused && layout == qkv_layout::contiguous)
           b_sinks.push_back(copy_sink(d.q[0].bias, 1, 3 * E));
         else
-          for (std::size_t i = 0; i < 3; ++i) b_sinks.push_back(copy_sink(parts[i]->bias, 1, E, i * E));
+          b_sinks = fused_sinks(d, layout, gpt2, true);
         p.tensors.push_back(weight_tensor<T>(b_name, {3 * E}, std::move(b_sinks),
                                              "the model has qkv_bias = true"));
       } else {
@@ -197,13 +242,23 @@ error make_plan(const attention_desc<T>& d, checkpoint_format format, const std:
       }
       if (torch) {
         add_linear(p, prefix + "out_proj", d.out_proj, false);
-      } else {  // c_proj.weight [E][E] Conv1D: transpose
+      } else if (gpt2) {  // c_proj.weight [E][E] Conv1D: transpose
         p.tensors.push_back(weight_tensor<T>(prefix + "c_proj.weight", {E, E},
                                              {sink<T>{d.out_proj.weight, E, E, 0, 1, E}}));
         p.tensors.push_back(weight_tensor<T>(prefix + "c_proj.bias", {E},
                                              {copy_sink(d.out_proj.bias, 1, E)}));
         p.tensors.push_back(other_tensor<T>(prefix + "bias", role::ignored));
         p.tensors.push_back(other_tensor<T>(prefix + "masked_bias", role::ignored));
+      } else {  // neox: dense [E][E], nn.Linear layout
+        add_linear(p, prefix + "dense", d.out_proj, false);
+        p.tensors.push_back(other_tensor<T>(prefix + "bias", role::ignored));
+        p.tensors.push_back(other_tensor<T>(prefix + "masked_bias", role::ignored));
+        auto rotary = other_tensor<T>(
+            prefix + "rotary_emb.inv_freq", role::forbidden,
+            "the checkpoint applies rotary position embeddings to the queries and keys "
+            "(GPT-NeoX's rotary_pct > 0), which mha's attention does not: its outputs would differ");
+        rotary.forbidden_code = load_errc::unexpected_tensor;
+        p.tensors.push_back(std::move(rotary));
       }
       return {};
     }

@@ -97,7 +97,15 @@ struct header_info {
   std::vector<tensor_entry> tensors;  ///< sorted by name
   std::uint64_t data_start = 0;       ///< file offset of the data section
   std::uint64_t data_size = 0;        ///< bytes in the data section
+  /// The `__metadata__` entries (string to string), in file order.
+  std::vector<std::pair<std::string, std::string>> metadata;
 
+  /// The `__metadata__` value of `key`, or nullptr.
+  const std::string* metadata_value(std::string_view key) const noexcept {
+    for (const auto& kv : metadata)
+      if (kv.first == key) return &kv.second;
+    return nullptr;
+  }
   const tensor_entry* find(std::string_view name) const noexcept {
     auto it = std::lower_bound(tensors.begin(), tensors.end(), name,
                                [](const tensor_entry& e, std::string_view n) { return e.name < n; });
@@ -213,15 +221,28 @@ inline error parse_header(byte_source& src, header_info& out) {
   if (!src.read(8, n, reinterpret_cast<unsigned char*>(text.data())))
     return make_error(load_errc::io, "", "read error in the header");
 
+  // nlohmann-json skips a UTF-8 byte order mark before the text; the format has
+  // none (the reference implementation rejects it), so neither do we.
+  if (text.size() >= 3 && text.compare(0, 3, "\xEF\xBB\xBF") == 0)
+    return make_error(load_errc::header, "",
+                      "header starts with a UTF-8 byte order mark (bytes EF BB BF); the JSON "
+                      "header must start with '{'");
   // JSON text cannot hold a raw NUL; nlohmann would stop at one and accept
   // whatever follows it (the reference implementation rejects such headers).
   if (text.find('\0') != std::string::npos)
     return make_error(load_errc::header, "", "header is not valid JSON (it contains a NUL byte)");
 
-  // Parse without exceptions; a callback records duplicate keys at any depth
-  // (nlohmann itself would silently keep the last one).
-  std::vector<std::set<std::string>> keys_stack;
-  std::string duplicate;
+  // Parse without exceptions; a callback records the first duplicate key at
+  // any depth (nlohmann itself would silently keep the last one), with the
+  // key path above it: a duplicate tensor name (depth 1), a key repeated in a
+  // tensor's entry or in __metadata__ (depth 2, reported under that name).
+  struct object_keys {
+    std::set<std::string> seen;
+    std::string last;  ///< the most recent key: the name of a nested object
+  };
+  std::vector<object_keys> keys_stack;
+  std::string duplicate, duplicate_owner;
+  std::size_t duplicate_depth = 0;
   const json::parser_callback_t cb = [&](int, json::parse_event_t ev, json& parsed) -> bool {
     switch (ev) {
       case json::parse_event_t::object_start: keys_stack.emplace_back(); break;
@@ -231,7 +252,13 @@ inline error parse_header(byte_source& src, header_info& out) {
       case json::parse_event_t::key:
         if (!keys_stack.empty() && parsed.is_string()) {
           const auto& k = parsed.get_ref<const std::string&>();
-          if (!keys_stack.back().insert(k).second && duplicate.empty()) duplicate = k;
+          auto& level = keys_stack.back();
+          if (!level.seen.insert(k).second && duplicate.empty()) {
+            duplicate = k;
+            duplicate_depth = keys_stack.size();
+            if (keys_stack.size() >= 2) duplicate_owner = keys_stack[0].last;
+          }
+          level.last = k;
         }
         break;
       default: break;
@@ -242,8 +269,14 @@ inline error parse_header(byte_source& src, header_info& out) {
   if (header.is_discarded()) return make_error(load_errc::header, "", "header is not valid JSON");
   if (!header.is_object())
     return make_error(load_errc::header, "", "header is a JSON " + json_type(header) + ", not an object");
-  if (!duplicate.empty())
-    return make_error(load_errc::header, duplicate, "duplicate name '" + duplicate + "' in the header");
+  if (!duplicate.empty()) {
+    if (duplicate_depth == 1)
+      return make_error(load_errc::header, duplicate, "duplicate name '" + duplicate + "' in the header");
+    if (duplicate_owner == "__metadata__")
+      return make_error(load_errc::header, "", "duplicate key '" + duplicate + "' in __metadata__");
+    return make_error(load_errc::header, duplicate_owner,
+                      "duplicate key '" + duplicate + "' in the entry");
+  }
 
   out = header_info{};
   out.data_start = 8 + n;
@@ -254,11 +287,13 @@ inline error parse_header(byte_source& src, header_info& out) {
     if (name == "__metadata__") {
       if (!v.is_object())
         return make_error(load_errc::header, "", "__metadata__ is a JSON " + json_type(v) + ", not an object");
-      for (auto m = v.begin(); m != v.end(); ++m)
+      for (auto m = v.begin(); m != v.end(); ++m) {
         if (!m.value().is_string())
           return make_error(load_errc::header, "",
                             "__metadata__ value of '" + m.key() + "' is a JSON " +
                                 json_type(m.value()) + ", not a string");
+        out.metadata.emplace_back(m.key(), m.value().get_ref<const std::string&>());
+      }
       continue;
     }
     if (!v.is_object())
@@ -286,8 +321,11 @@ inline error parse_header(byte_source& src, header_info& out) {
     if (di == nullptr) return make_error(load_errc::dtype, name, "unknown dtype '" + dname + "'");
     e.type = di->id;
 
-    std::uint64_t count = 1;
-    bool overflow = false;
+    // The element count, and whether the product of the non-zero extents
+    // overflows 64 bits: a shape is rejected for that whatever the position of
+    // a zero extent (so [0][2^63][2^63] and [2^63][2^63][0] are treated alike).
+    std::uint64_t count = 1, nonzero_product = 1;
+    bool overflow = false, has_zero = false;
     for (const auto& d : *sh) {
       if (!d.is_number_unsigned())
         return make_error(load_errc::header, name,
@@ -296,11 +334,19 @@ inline error parse_header(byte_source& src, header_info& out) {
                               ", not a non-negative integer");
       const std::uint64_t x = d.get<std::uint64_t>();
       e.shape.push_back(x);
-      if (x != 0 && count > std::numeric_limits<std::uint64_t>::max() / x) overflow = true;
-      count *= x;
+      if (x == 0) {
+        has_zero = true;
+        continue;
+      }
+      if (nonzero_product > std::numeric_limits<std::uint64_t>::max() / x) overflow = true;
+      nonzero_product *= x;
     }
-    if (overflow || count > std::numeric_limits<std::uint64_t>::max() / di->size)
-      return make_error(load_errc::offsets, name, "shape " + shape_text(e.shape) + " overflows 64 bits");
+    count = has_zero ? 0 : nonzero_product;
+    if (overflow || nonzero_product > std::numeric_limits<std::uint64_t>::max() / di->size)
+      return make_error(load_errc::offsets, name,
+                        "shape " + shape_text(e.shape) + " overflows 64 bits" +
+                            (has_zero ? std::string(" (the product of its non-zero extents, in bytes)")
+                                      : std::string(" (in bytes)")));
     e.count = count;
 
     if (off->size() != 2)
