@@ -132,9 +132,10 @@ constexpr const char* to_string(load_errc e) noexcept {
 /// Hyperparameters: a safetensors file records tensor shapes but not the head
 /// count, so a checkpoint of 4 heads loads into a model of 8 heads (same d_in,
 /// d_out) without a shape error and gives wrong outputs. The loader checks the
-/// `__metadata__` keys `num_heads`, `d_in`, `d_out`, `context_length`,
-/// `qkv_bias`, `checkpoint_format` and `qkv_layout` against the model and the
-/// options when the file has them (tools/ writes them; see
+/// `__metadata__` keys `num_heads`, `d_in`, `d_out`, `qkv_bias`,
+/// `checkpoint_format` and `qkv_layout` against the model and the options when
+/// the file has them (a `context_length` below the model's is a warning: no
+/// weight depends on it) (tools/ writes them; see
 /// docs/loading-weights.md), and `expected_num_heads` when it is not 0. For a
 /// multi-head model when neither is available, the head count cannot be
 /// verified: load_result::warnings says so.

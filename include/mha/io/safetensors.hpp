@@ -99,8 +99,7 @@ error check_hyperparameters(const header_info& h, const attention_desc<T>& d,
     };
     const std::string model_is = "the model's: " + d.model_name;
     const std::pair<const char*, std::size_t> counts[] = {
-        {"num_heads", d.num_heads}, {"d_in", d.d_in}, {"d_out", d.d_out},
-        {"context_length", d.context_length}};
+        {"num_heads", d.num_heads}, {"d_in", d.d_in}, {"d_out", d.d_out}};
     for (const auto& [key, value] : counts) {
       const std::string* v = h.metadata_value(key);
       if (v == nullptr) continue;
@@ -108,6 +107,17 @@ error check_hyperparameters(const header_info& h, const attention_desc<T>& d,
       if (!parse_count(*v, found)) return unreadable(key, *v, "a non-negative integer");
       if (found != value) return mismatch(key, *v, std::to_string(value), model_is);
       if (std::string_view(key) == "num_heads") heads_known = true;
+    }
+    // No parameter depends on context_length (only the book's mask buffer,
+    // checked on its own), so a model with another context takes the weights;
+    // a longer one attends over more positions than the checkpoint was made for.
+    if (const std::string* v = h.metadata_value("context_length")) {
+      std::size_t found = 0;
+      if (!parse_count(*v, found)) return unreadable("context_length", *v, "a non-negative integer");
+      if (found < d.context_length)
+        warnings.push_back("__metadata__ 'context_length' is " + *v + " in the file, the model's is " +
+                           std::to_string(d.context_length) + " (" + d.model_name +
+                           "): positions from " + *v + " on were not in the checkpoint's context");
     }
     if (const std::string* v = h.metadata_value("qkv_bias")) {
       bool found = false;
