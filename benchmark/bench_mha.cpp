@@ -275,6 +275,11 @@ int main(int argc, char** argv) {
   bench::add_config<1, 32, 64, 64, 4>("embedded", report);
   bench::add_config<1, 64, 128, 128, 4>("small", report);
   bench::add_config<1, 128, 256, 256, 8>("mid", report);
+  // d = 384, 6 heads (the width where the token-major path stopped paying
+  // first, issue 11.7): around token_major::tokens_limit on each target.
+  bench::add_config<1, 128, 384, 384, 6>("d384_n128", report);
+  bench::add_config<1, 192, 384, 384, 6>("d384_n192", report);
+  bench::add_config<1, 256, 384, 384, 6>("d384_n256", report);
   bench::add_config<1, 1024, 768, 768, 12>("gpt2", report);
   bench::add_config<8, 1024, 768, 768, 12>("gpt2_b8", report);
   bench::register_streaming(report);

@@ -1,6 +1,6 @@
 // test_token_major.cpp -- the token-major run-time path of the fixed-size
 // multi_head_attention (include/mha/detail/token_major.hpp: float inference,
-// N <= token_major::max_tokens) against the general path of mha::dynamic,
+// N <= token_major::tokens_limit) against the general path of mha::dynamic,
 // which is validated against PyTorch by test_golden. The two must agree bit
 // for bit; the shapes below are chosen to reach every branch of the path:
 // token counts that are and are not multiples of the token vector width,
@@ -61,20 +61,30 @@ TEST_CASE("token-major path: medium shapes equal mha::dynamic bit for bit", "[to
   check_against_dynamic<2, 33, 48, 64, 4, true>(12);     // N just past a vector
   check_against_dynamic<1, 37, 64, 24, 1, false>(13);    // d_in > d_out, head_dim 24
   check_against_dynamic<4, 17, 20, 36, 2, true>(14);     // head_dim 18 (16 + 2)
-  check_against_dynamic<1, 64, 128, 128, 4, false>(15);  // `small`, head_dim 32
+  check_against_dynamic<1, 32, 128, 128, 4, false>(15);  // d 128, head_dim 32 (within every
+                                                         // target's tokens_limit)
 }
 
 TEST_CASE("token-major path: long sequences equal mha::dynamic bit for bit", "[token_major]") {
   check_against_dynamic<1, 100, 24, 32, 2, true>(21);   // looped query vectors
   check_against_dynamic<1, 129, 16, 16, 4, false>(22);  // keys in many chunks of the sum
-  constexpr std::size_t n_max = mha::detail::token_major::max_tokens;
+  constexpr std::size_t n_max = mha::detail::token_major::tokens_limit<32, 32>;
   check_against_dynamic<1, n_max, 32, 32, 2, false>(23);  // the largest N of the path
 }
 
-TEST_CASE("token-major path ends at max_tokens", "[token_major]") {
+TEST_CASE("token-major path ends at tokens_limit", "[token_major]") {
+  using mha::detail::token_major::applies;
+  using mha::detail::token_major::tokens_limit;
   constexpr std::size_t n_max = mha::detail::token_major::max_tokens;
-  STATIC_REQUIRE(mha::detail::token_major::applies<float, 1, n_max, 8, 8>);
-  STATIC_REQUIRE_FALSE(mha::detail::token_major::applies<float, 1, n_max + 1, 8, 8>);
+  STATIC_REQUIRE(tokens_limit<8, 8> == n_max);  // small layers: up to max_tokens everywhere
+  STATIC_REQUIRE(applies<float, 1, n_max, 8, 8>);
+  STATIC_REQUIRE_FALSE(applies<float, 1, n_max + 1, 8, 8>);
+  // Wider layers stop earlier (docs/token-major-cutoff.md):
+  // d 384 at 192 tokens, where the path was 0.90-0.96x of the blocked one.
+  STATIC_REQUIRE(tokens_limit<384, 384> < 192);
+  STATIC_REQUIRE_FALSE(applies<float, 1, 192, 384, 384>);
+  STATIC_REQUIRE(tokens_limit<384, 384> <= tokens_limit<128, 128>);
+  STATIC_REQUIRE(tokens_limit<1024, 768> == tokens_limit<768, 1024>);
   STATIC_REQUIRE_FALSE(mha::detail::token_major::applies<double, 1, 8, 8, 8>);
 }
 

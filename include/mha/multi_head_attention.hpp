@@ -39,7 +39,7 @@ namespace mha {
 /// constants, reading its block of Q/K/V and writing its block of the
 /// concatenated context C in place, so neither the split nor the concatenation
 /// copies anything. At run time, float inference on at most
-/// detail::token_major::max_tokens (256) tokens runs the token-major
+/// detail::token_major::tokens_limit<DIn, DOut> (<= 256) tokens runs the token-major
 /// formulation (detail/token_major.hpp: transposed intermediates, weights read
 /// in place); everything else runs the register-tiled kernels one sequence at
 /// a time. All paths give the same bits as mha::dynamic. Besides forward(x):

@@ -19,7 +19,7 @@
 //  * simple: constant evaluation, and small constant shapes at run time
 //    (project_rows' loops, attention_head_simple);
 //  * token-major: float inference with compile-time sizes on at most
-//    token_major::max_tokens tokens (token_major.hpp);
+//    token_major::tokens_limit tokens (token_major.hpp; at most max_tokens);
 //  * blocked: everything else (gemm.hpp tiles, attention_head_blocked), one
 //    sequence at a time;
 //  * decode: a KV-cache call of at most decode_rows new tokens per sequence:
@@ -193,7 +193,7 @@ consteval bool token_major_serves() {
 }
 
 /// The token-major forward for a run-time token count n <= MaxTokens (n <=
-/// token_major::max_tokens): token vectors of width_for(n) lanes.
+/// token_major::tokens_limit): token vectors of width_for(n) lanes.
 template <std::size_t MaxTokens, class Spec, class Batch>
 inline void token_major_runtime(const Spec& s, Batch batch, std::size_t n, const float* x,
                                 std::size_t x_batch, float* out, std::size_t out_batch,
@@ -234,18 +234,21 @@ constexpr void forward_sequence(const Spec& s, const typename Spec::value_type* 
   using T = typename Spec::value_type;
   if constexpr (token_major_serves<Spec, MaxTokens>()) {
     if (!std::is_constant_evaluated() && !training) {
+      constexpr std::size_t limit =
+          token_major::tokens_limit<decltype(s.d_in)::value, decltype(s.width())::value>;
       if constexpr (is_size_c<N>) {
-        if constexpr (N::value <= token_major::max_tokens) {
+        if constexpr (N::value <= limit) {
           constexpr std::size_t W = token_major::width<T, N::value>;
           token_major::forward<T, W, N::value>(s, batch, n, size_c<token_major::round_up<N::value, W>>{},
                                                x, x_batch, out, out_batch, ws);
           return;
         }
-      } else if (n <= token_major::max_tokens) {
-        constexpr std::size_t tm_max =
-            MaxTokens < token_major::max_tokens ? MaxTokens : token_major::max_tokens;
-        token_major_runtime<tm_max>(s, batch, n, x, x_batch, out, out_batch, ws);
-        return;
+      } else if constexpr (limit > 0) {
+        if (n <= limit) {
+          constexpr std::size_t tm_max = MaxTokens < limit ? MaxTokens : limit;
+          token_major_runtime<tm_max>(s, batch, n, x, x_batch, out, out_batch, ws);
+          return;
+        }
       }
     }
   }

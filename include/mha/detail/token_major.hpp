@@ -86,10 +86,33 @@ template <class T, std::size_t Batch, std::size_t Tokens, std::size_t DIn, std::
 inline constexpr std::size_t workspace_elements =
     ((DIn > Width ? DIn : Width) + 3 * Width) * Batch * round_up<Tokens, pow2_width<Tokens, 64 / sizeof(T)>>;
 
+/// Most tokens per sequence for which this path runs, for a layer of d_in DIn
+/// and Q/K/V width Width on this target: up to where it stays faster than the
+/// blocked path (mha::dynamic's), measured on a grid of d 32..1024, N 8..256
+/// (benchmark/bench_cutoff.cpp, docs/token-major-cutoff.md). With 64-byte vectors (AVX-512: 32 registers) the
+/// projections of wide layers lose first: 256 tokens up to 256 features, 160
+/// up to 384, 96 up to 768, 64 beyond. With 32-byte vectors (AVX2: 16
+/// registers) it wins on few tokens only: 256 tokens up to 32 features, 192
+/// up to 64, 32 beyond. With 16-byte vectors (SSE2, NEON) tokens * max(DIn, Width) below
+/// 8192 (a multiple of 4 tokens, 0 for layers too wide). Never more than
+/// max_tokens.
+template <std::size_t DIn, std::size_t Width>
+inline constexpr std::size_t tokens_limit = [] {
+  constexpr std::size_t wide = DIn > Width ? DIn : Width;
+  std::size_t n = 0;
+  if constexpr (simd::vector_bytes >= 64)
+    n = wide <= 256 ? 256 : wide <= 384 ? 160 : wide <= 768 ? 96 : 64;
+  else if constexpr (simd::vector_bytes == 32)
+    n = wide <= 32 ? 256 : wide <= 64 ? 192 : 32;
+  else
+    n = (8192 - 1) / wide / 4 * 4;
+  return n < max_tokens ? n : max_tokens;
+}();
+
 /// True when the fixed-size multi_head_attention runs this path at run time
-/// for inference: float and N <= max_tokens.
+/// for inference: float and N <= tokens_limit<DIn, DOut>.
 template <class T, std::size_t Batch, std::size_t Tokens, std::size_t DIn, std::size_t DOut>
-inline constexpr bool applies = std::is_same_v<T, float> && Tokens <= max_tokens;
+inline constexpr bool applies = std::is_same_v<T, float> && Tokens <= tokens_limit<DIn, DOut>;
 
 /// Vector of W elements of T.
 template <class T, std::size_t W>
