@@ -65,13 +65,13 @@ class tensor {
   std::size_t capacity() const noexcept { return values_.capacity(); }
 
   /// Shape, outermost dimension first ({0} for a moved-from tensor).
-  const std::vector<std::size_t>& shape() const noexcept {
-    // The implicit moves stay noexcept and allocation-free; a moved-from
-    // shape_ is empty, and reads as tensor()'s {0}.
+  MHA_DETAIL_ISA_TAG const std::vector<std::size_t>& shape() const noexcept {
+    // The moves stay noexcept and allocation-free: a moved-from shape_ is
+    // empty, and reads as tensor()'s {0}.
     return shape_.empty() ? empty_shape() : shape_;
   }
   /// Number of dimensions.
-  std::size_t rank() const noexcept { return shape().size(); }
+  MHA_DETAIL_ISA_TAG std::size_t rank() const noexcept { return shape().size(); }
   /// Number of elements.
   std::size_t size() const noexcept { return values_.size(); }
   /// Pointer to the first of size() contiguous elements.
@@ -98,17 +98,32 @@ class tensor {
     return a.shape() == b.shape() && a.values_ == b.values_;
   }
 
-  // Copies, moves and destruction as the compiler would generate them,
-  // declared only to carry the ISA's ABI tag (their code moves T values;
-  // docs/design.md, "ISA namespaces").
+  // Copies and destruction as the compiler would generate them, declared only
+  // to carry the ISA's ABI tag (their code moves T values; docs/design.md,
+  // "ISA namespaces").
   MHA_DETAIL_ISA_TAG tensor(const tensor&) = default;
-  MHA_DETAIL_ISA_TAG tensor(tensor&&) = default;
   MHA_DETAIL_ISA_TAG tensor& operator=(const tensor&) = default;
-  MHA_DETAIL_ISA_TAG tensor& operator=(tensor&&) = default;
   MHA_DETAIL_ISA_TAG ~tensor() = default;
+  /// Takes `other`'s shape and elements; `other` is left empty, of shape {0}
+  /// (as tensor()). No allocation.
+  MHA_DETAIL_ISA_TAG tensor(tensor&& other) noexcept
+      : shape_(std::move(other.shape_)), values_(std::move(other.values_)) {
+    other.shape_.clear();
+    other.values_.clear();
+  }
+  /// Takes `other`'s shape and elements; `other` is left empty, of shape {0}.
+  MHA_DETAIL_ISA_TAG tensor& operator=(tensor&& other) noexcept {
+    if (this != &other) {
+      shape_ = std::move(other.shape_);
+      values_ = std::move(other.values_);
+      other.shape_.clear();
+      other.values_.clear();
+    }
+    return *this;
+  }
 
  private:
-  static const std::vector<std::size_t>& empty_shape() noexcept {
+  MHA_DETAIL_ISA_TAG static const std::vector<std::size_t>& empty_shape() noexcept {
     static const std::vector<std::size_t> shape{0};
     return shape;
   }
