@@ -51,6 +51,24 @@ static_assert(std::is_same_v<decltype(lin::weight), mha::tensor<float, 2, 3>>);
 static_assert(std::is_same_v<decltype(lin::bias), mha::tensor<float, 2>>);
 static_assert(std::is_same_v<decltype(lin_nb::weight), mha::tensor<double, 7, 5>>);
 static_assert(std::is_aggregate_v<lin> && std::is_trivially_copyable_v<lin>);
+// One definition for both bias settings: a layer without bias has an empty
+// `bias` (mha::no_bias, PyTorch's None) that takes no storage.
+static_assert(std::is_same_v<decltype(lin_nb::bias), mha::no_bias>);
+static_assert(sizeof(lin_nb) == sizeof(mha::tensor<double, 7, 5>));
+static_assert(sizeof(lin) == sizeof(mha::tensor<float, 2, 3>) + sizeof(mha::tensor<float, 2>));
+static_assert(std::is_aggregate_v<lin_nb> && std::is_trivially_copyable_v<lin_nb>);
+// Every aggregate-initialisation form of a layer: brace elision, nested
+// braces, designated members (nested and designated broke when the members
+// moved into a base class; regression test).
+constexpr mha::linear<float, 2, 1> lin_elided{{1, 2}, {3}};
+constexpr mha::linear<float, 2, 1> lin_nested{{{1, 2}}, {{3}}};
+constexpr mha::linear<float, 2, 1> lin_designated{.weight = {{1, 2}}, .bias = {{3}}};
+constexpr mha::linear<float, 2, 1, false> lin_nb_designated{.weight = {{1, 2}}};
+constexpr mha::linear<float, 2, 1, false> lin_nb_elided{{1, 2}};
+static_assert(lin_elided.weight(0, 1) == 2 && lin_elided.bias(0) == 3);
+static_assert(lin_nested.weight(0, 1) == 2 && lin_nested.bias(0) == 3);
+static_assert(lin_designated.weight(0, 1) == 2 && lin_designated.bias(0) == 3);
+static_assert(lin_nb_designated.weight(0, 1) == 2 && lin_nb_elided.weight(0, 0) == 1);
 
 // ---------------------------------------------------------------- causal_attention
 using ca = mha::causal_attention<float, 3, 2, 6>;

@@ -70,8 +70,10 @@ struct causal_attention {
   /// sqrt(head_dim) as a T: the scores are divided by it.
   static constexpr T score_divisor = detail::sqrt(static_cast<T>(detail::at_least_1<DOut>));
 
-  // Head layout introspection (the single head, H = 0). Q, K, V live in the
-  // workspace, each [Batch][Tokens][DOut]; the head's context is the output.
+  // Head layout introspection (the single head, H = 0): the layout of Q and V
+  // as [Batch][Tokens][DOut] rows, the book's view. (At run time the
+  // workspace holds K transposed, [DOut][Tokens] per sequence, and the paths
+  // of docs/design.md their own layouts; the head's context is the output.)
   /// Elements between consecutive token rows of Q, K and V.
   static constexpr std::size_t qkv_row_stride = DOut;
   /// Elements between consecutive token rows of the output (the context).

@@ -16,6 +16,13 @@
 
 namespace mha {
 
+/// The `bias` member of a layer without bias (linear<T, In, Out, false>): an
+/// empty placeholder that takes no storage, as PyTorch's nn.Linear(bias=False)
+/// has `bias = None`. Compares equal to any other no_bias.
+struct no_bias {
+  friend constexpr bool operator==(no_bias, no_bias) noexcept { return true; }
+};
+
 namespace detail {
 MHA_DETAIL_ISA_NAMESPACE {
 /// `tensor<T, E..., Out>` for an input `tensor<T, E..., In>`.
@@ -65,24 +72,13 @@ constexpr auto linear_forward(const T* weight, Bias bias, const tensor<U, E...>&
 }
 }  // namespace MHA_DETAIL_ISA
 
-/// The data members of linear<T, In, Out, Bias>: `weight` [Out][In] and, only
-/// when Bias, `bias` [Out]. The one thing the two settings do not share, so
-/// that every check, constant and function of mha::linear is written once.
-/// (`element_or_float` and `at_least_1` keep an invalid T or a zero size down
-/// to linear's one error; they are the identity for every valid layer.)
-template <class T, std::size_t In, std::size_t Out, bool Bias>
-struct linear_parameters {
-  tensor<element_or_float<T>, at_least_1<Out>, at_least_1<In>>
-      weight;                                       ///< [out_features][in_features]
-  tensor<element_or_float<T>, at_least_1<Out>> bias;  ///< [out_features]
-};
-/// A layer without bias: `weight` only, no `bias` member (nothing is added to
-/// the layout: sizeof is that of the weight).
-template <class T, std::size_t In, std::size_t Out>
-struct linear_parameters<T, In, Out, false> {
-  tensor<element_or_float<T>, at_least_1<Out>, at_least_1<In>>
-      weight;  ///< [out_features][in_features]
-};
+/// The type of linear<T, In, Out, Bias>::bias: a [Out] tensor when Bias, else
+/// mha::no_bias (no storage). (`element_or_float` and `at_least_1` keep an
+/// invalid T or a zero size down to linear's one error; they are the identity
+/// for every valid layer.)
+template <class T, std::size_t Out, bool Bias>
+using linear_bias_t =
+    std::conditional_t<Bias, tensor<element_or_float<T>, at_least_1<Out>>, no_bias>;
 }  // namespace detail
 
 /// torch.nn.Linear(InFeatures, OutFeatures, bias=Bias) with fixed sizes:
@@ -90,10 +86,12 @@ struct linear_parameters<T, In, Out, false> {
 /// without bias.
 ///
 /// Members: `weight` [OutFeatures][InFeatures] (PyTorch layout, row o holds
-/// the weights of output feature o) and, only when `Bias`, `bias`
-/// [OutFeatures] (both in the base detail::linear_parameters, the only part
-/// that depends on Bias). An aggregate: `linear<float, 3, 2> l{};` is all
-/// zeros, `linear<float, 3, 2> l{w, b};` takes a weight and a bias tensor.
+/// the weights of output feature o) and `bias`: [OutFeatures] when `Bias`,
+/// else an empty mha::no_bias (PyTorch's `bias = None`; no storage). One
+/// definition for both settings, so every check and function is written once.
+/// An aggregate: `linear<float, 3, 2> l{};` is all zeros, `l{w, b}`,
+/// `l{{1, 2, 3, 4, 5, 6}, {7, 8}}` and `l{.weight = w, .bias = b}` take a
+/// weight and a bias; `linear<float, 3, 2, false> l{w};` a weight.
 /// Compile-time errors ("mha::linear: ..."), one per mistake: T not float or
 /// double; InFeatures or OutFeatures zero; forward with an input of another
 /// element type or whose last extent is not InFeatures; a by-value forward
@@ -101,18 +99,24 @@ struct linear_parameters<T, In, Out, false> {
 /// (when defined); assigning a layer of another type; a weight or bias tensor
 /// of another shape (see mha::tensor).
 template <class T, std::size_t InFeatures, std::size_t OutFeatures, bool Bias = true>
-struct linear : detail::linear_parameters<T, InFeatures, OutFeatures, Bias> {
+struct linear {
   static_assert(detail::float_or_double<T>, "mha::linear: T must be float or double");
   static_assert(detail::greater_than_zero<InFeatures>,
                 "mha::linear: InFeatures must be greater than 0");
   static_assert(detail::greater_than_zero<OutFeatures>,
                 "mha::linear: OutFeatures must be greater than 0");
+  /// [out_features][in_features] (PyTorch's layout: row o holds the weights
+  /// of output feature o)
+  tensor<detail::element_or_float<T>, detail::at_least_1<OutFeatures>,
+         detail::at_least_1<InFeatures>>
+      weight;
+  /// [out_features] when Bias; else mha::no_bias, which takes no storage
+  /// (sizeof(linear<T, In, Out, false>) is that of the weight).
+  [[no_unique_address]] detail::linear_bias_t<T, OutFeatures, Bias> bias{};
+
   static_assert(
-      detail::within_inline_limit<sizeof(detail::linear_parameters<T, InFeatures, OutFeatures,
-                                                                   Bias>),
-                                  detail::max_inline_bytes,
-                                  sizeof(detail::linear_parameters<T, InFeatures, OutFeatures,
-                                                                   Bias>::weight)>,
+      detail::within_inline_limit<sizeof(weight) + (Bias ? sizeof(bias) : 0),
+                                  detail::max_inline_bytes, sizeof(weight)>,
       "mha::linear: sizeof exceeds MHA_MAX_INLINE_BYTES (the numbers: sizeof, limit); the limit "
       "refuses the type wherever the object lives, like Eigen's stack allocation limit: keep large "
       "layers in owned storage (std::make_unique) in code built without MHA_MAX_INLINE_BYTES, or "

@@ -78,7 +78,8 @@ using output_for_t = typename output_for_tensor<T, W, X>::type;
 ///  * the general path, one sequence at a time: Q, K^T, V and the
 ///    concatenated context of Tokens tokens ([Tokens][Width] each, K
 ///    transposed) plus one block of gemm::mr score rows of Tokens keys;
-///  * the token-major path (float inference, N <= token_major::max_tokens):
+///  * the token-major path (float inference, N <= token_major::tokens_limit,
+///    sized here for up to max_tokens so that it suits every target):
 ///    the transposed intermediates [features][Batch * padded tokens], sized
 ///    for the widest vector any target has, so the type is the same in every
 ///    translation unit whatever its -m flags;
