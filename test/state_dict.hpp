@@ -35,7 +35,7 @@ void add(param_map<T>& m, const std::string& name, mha::dynamic::tensor<T>& t) {
 template <class Linear, class T>
 void add_linear(param_map<T>& m, const std::string& name, Linear& l, bool bias) {
   add(m, name + ".weight", l.weight);
-  if constexpr (requires { l.bias; }) {
+  if constexpr (requires { l.bias.data(); }) {  // (a bias-less layer's bias is mha::no_bias)
     if (bias) add(m, name + ".bias", l.bias);
   }
 }
