@@ -268,3 +268,41 @@ TEST_CASE("dynamic modules reject member layers replaced by ones of other sizes"
   c.w_value = mha::dynamic::linear<float>(1, 2, false);
   REQUIRE_THROWS_WITH(c.forward(x), Contains("w_value") && Contains("linear(1, 2"));
 }
+
+TEST_CASE("dynamic wrapper: for_each_head fills the heads as head(h) does, in order", "[dynamic]") {
+  // One flat buffer, consumed head by head in a loop (issue 12, section 4).
+  std::vector<float> buffer(2 * 3 * (2 * 3 + 2));
+  for (std::size_t i = 0; i < buffer.size(); ++i) buffer[i] = static_cast<float>(i) * 0.25f - 2.0f;
+  const auto fill = [&buffer](mha::dynamic::causal_attention<float>& h, std::size_t& next) {
+    for (auto* l : {&h.w_query, &h.w_key, &h.w_value}) {
+      for (float& v : l->weight) v = buffer[next++];
+      for (float& v : l->bias) v = buffer[next++];
+    }
+  };
+  mha::dynamic::multi_head_attention_wrapper<float> by_loop(3, 2, 6, 2, true);
+  std::size_t next = 0;
+  by_loop.for_each_head([&](mha::dynamic::causal_attention<float>& h) { fill(h, next); });
+  mha::dynamic::multi_head_attention_wrapper<float> by_index(3, 2, 6, 2, true);
+  std::size_t next_indexed = 0;
+  for (std::size_t h = 0; h < by_index.num_heads(); ++h) fill(by_index.head(h), next_indexed);
+  REQUIRE(next == buffer.size());
+  REQUIRE(next_indexed == next);
+
+  const auto& c = by_loop;
+  std::vector<std::size_t> order;
+  c.for_each_head([&](std::size_t h, const mha::dynamic::causal_attention<float>& head) {
+    order.push_back(h);
+    const auto& named = by_index.head(h);
+    CHECK(std::vector<float>(head.w_query.weight.begin(), head.w_query.weight.end()) ==
+          std::vector<float>(named.w_query.weight.begin(), named.w_query.weight.end()));
+    CHECK(std::vector<float>(head.w_value.bias.begin(), head.w_value.bias.end()) ==
+          std::vector<float>(named.w_value.bias.begin(), named.w_value.bias.end()));
+  });
+  CHECK(order == std::vector<std::size_t>{0, 1});
+  tensor<float> x({6, 3});
+  for (std::size_t i = 0; i < x.size(); ++i) x.data()[i] = static_cast<float>(i % 5) * 0.1f;
+  const auto y_loop = by_loop.forward(x);
+  const auto y_index = by_index.forward(x);
+  CHECK(std::vector<float>(y_loop.begin(), y_loop.end()) ==
+        std::vector<float>(y_index.begin(), y_index.end()));
+}

@@ -144,6 +144,33 @@ static_assert(wr::query_offset<0> == 0 && wr::query_offset<1> == 0 && wr::key_of
               wr::value_offset<1> == 0);
 static_assert(wr::context_offset<0> == 0 && wr::context_offset<1> == 2);
 static_assert(wr::head_offset<0> == 0 && wr::head_offset<1> == 2);
+// for_each_head (issue 12, section 4): filling every head's weights from one
+// flat buffer in a run-time loop gives what filling head<0>(), head<1>() by
+// name gives; the const overload and f(index, head) visit the heads in order
+constexpr float flat_weight(std::size_t i) { return static_cast<float>(i) * 0.5f - 3.0f; }
+constexpr void fill_head(ca& h, std::size_t& next) {
+  for (auto* w : {&h.w_query.weight, &h.w_key.weight, &h.w_value.weight})
+    for (float& v : *w) v = flat_weight(next++);
+}
+constexpr bool for_each_head_fills_like_head() {
+  wr by_loop{};
+  std::size_t next = 0;
+  by_loop.for_each_head([&](ca& h) { fill_head(h, next); });
+  wr by_name{};
+  std::size_t next_named = 0;
+  fill_head(by_name.head<0>(), next_named);
+  fill_head(by_name.head<1>(), next_named);
+  bool same = next == wr::parameter_count && next_named == next;
+  const wr& c = by_loop;
+  std::size_t visited = 0;
+  c.for_each_head([&](auto index, const ca& h) {
+    const ca& named = index == 0 ? by_name.head<0>() : by_name.head<1>();
+    same = same && index == visited++ && h.w_query.weight == named.w_query.weight &&
+           h.w_key.weight == named.w_key.weight && h.w_value.weight == named.w_value.weight;
+  });
+  return same && visited == wr::num_heads;
+}
+static_assert(for_each_head_fills_like_head());
 using wr_c1 = wr::context_head_layout<1, 2, 6>;
 static_assert(wr_c1::offset == 2 && wr_c1::cols == 2 && wr_c1::row_stride == 4 &&
               wr_c1::batch_stride == 24 && wr_c1::required_span_size == 48);
@@ -219,6 +246,7 @@ TEST_CASE("introspection is checked at compile time", "[introspection]") {
   const auto v = mha::head_view<11, 12>(q);
   CHECK(v.row(1, 5) == q.data() + 704 + 1 * 6 * 768 + 5 * 768);
   CHECK(view_addresses_match());
+  CHECK(for_each_head_fills_like_head());
   // the size spellings at run time (a non-constexpr object), fixed and dynamic
   CHECK(q.size() == 2 * 6 * 768);
   CHECK(q.numel() == q.size());

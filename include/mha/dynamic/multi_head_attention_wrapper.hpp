@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <mha/detail/dynamic_checks.hpp>
@@ -51,6 +52,20 @@ class multi_head_attention_wrapper : public detail::dynamic_module<multi_head_at
   causal_attention<T>& head(std::size_t h) { return heads.at(h); }
   /// Head h, read-only (bounds-checked: std::out_of_range).
   const causal_attention<T>& head(std::size_t h) const { return heads.at(h); }
+  /// Visits the heads, head 0 first: `f(head)` for each head (a
+  /// causal_attention<T>&), or, when f does not take one argument,
+  /// `f(index, head)` with `index` a std::size_t; the same calls as the
+  /// fixed-size twin's for_each_head. Visits `heads` as it is (the head count
+  /// is checked at forward).
+  template <class F>
+  void for_each_head(F&& f) {
+    for_each_head_(*this, f);
+  }
+  /// Same as for_each_head(f), read-only: f gets a const causal_attention<T>&.
+  template <class F>
+  void for_each_head(F&& f) const {
+    for_each_head_(*this, f);
+  }
   /// Sets every head's dropout probability (checked in [0, 1] at forward_training).
   MHA_DETAIL_ISA_TAG void set_dropout(T p) {
     for (auto& h : heads) h.dropout = p;
@@ -86,6 +101,17 @@ class multi_head_attention_wrapper : public detail::dynamic_module<multi_head_at
 
  private:
   static constexpr const char* api = "mha::dynamic::multi_head_attention_wrapper";
+
+  /// for_each_head for a const or non-const wrapper `self`.
+  template <class Self, class F>
+  static void for_each_head_(Self& self, F& f) {
+    for (std::size_t h = 0; h < self.heads.size(); ++h) {
+      if constexpr (std::is_invocable_v<F&, decltype(self.heads[h])>)
+        f(self.heads[h]);
+      else
+        f(h, self.heads[h]);
+    }
+  }
 
   MHA_DETAIL_ISA_TAG
   static std::vector<causal_attention<T>> make_heads(std::size_t d_in, std::size_t d_out,
