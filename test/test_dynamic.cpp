@@ -7,12 +7,14 @@
 
 #include <cstddef>
 #include <stdexcept>
+#include <string>
 #include <utility>
 #include <vector>
 
 #include <mha/mha.hpp>
 
 using Catch::Matchers::Contains;
+using Catch::Matchers::Equals;
 using mha::dynamic::tensor;
 
 namespace {
@@ -235,6 +237,63 @@ TEST_CASE("dynamic linear with a replaced weight of the wrong shape", "[dynamic]
   mha::dynamic::multi_head_attention_wrapper<float> w2(3, 2, 6, 2);
   w2.heads[1] = mha::dynamic::causal_attention<float>(3, 5, 6);
   REQUIRE_THROWS_AS(w2.forward(tensor<float>({6, 3})), std::invalid_argument);
+}
+
+TEST_CASE("dynamic weight-shape errors name the module and the member", "[dynamic]") {
+  // issue 12, section 4: "w_query.weight", not only "weight"
+  const tensor<float> x({6, 3});
+  mha::dynamic::linear<float> l(3, 2);
+  l.weight = tensor<float>({3, 2});
+  REQUIRE_THROWS_WITH(l.forward(x), Equals("mha::dynamic::linear: weight is [3][2], expected [2][3]"));
+
+  const char* const members[] = {"w_query", "w_key", "w_value", "out_proj"};
+  for (const char* member : members) {
+    INFO(member);
+    const std::string name(member);
+    mha::dynamic::multi_head_attention<float> m(3, 4, 6, 2, true);
+    auto& layer = name == "w_query" ? m.w_query
+                  : name == "w_key" ? m.w_key
+                  : name == "w_value" ? m.w_value
+                                      : m.out_proj;
+    const std::string in = name == "out_proj" ? "4" : "3";
+    layer.weight = tensor<float>({2, 2});
+    CHECK_THROWS_WITH(m.forward(x), Equals("mha::dynamic::multi_head_attention: " + name +
+                                           ".weight is [2][2], expected [4][" + in + "]"));
+    layer.weight = tensor<float>({4, name == "out_proj" ? std::size_t{4} : std::size_t{3}});
+    layer.bias = tensor<float>({5});
+    CHECK_THROWS_WITH(m.forward(x), Equals("mha::dynamic::multi_head_attention: " + name +
+                                           ".bias is [5], expected [4]"));
+    if (name == "out_proj") continue;
+    mha::dynamic::causal_attention<float> c(3, 2, 6, true);
+    auto& head_layer = name == "w_query" ? c.w_query : name == "w_key" ? c.w_key : c.w_value;
+    head_layer.weight = tensor<float>({3, 2});
+    CHECK_THROWS_WITH(c.forward(x), Equals("mha::dynamic::causal_attention: " + name +
+                                           ".weight is [3][2], expected [2][3]"));
+    head_layer.weight = tensor<float>({2, 3});
+    head_layer.bias = tensor<float>({1});
+    CHECK_THROWS_WITH(c.forward(x), Equals("mha::dynamic::causal_attention: " + name +
+                                           ".bias is [1], expected [2]"));
+    mha::dynamic::multi_head_attention_wrapper<float> w(3, 2, 6, 2, true);
+    auto& wh = w.head(1);
+    auto& wrapper_layer = name == "w_query" ? wh.w_query : name == "w_key" ? wh.w_key : wh.w_value;
+    wrapper_layer.weight = tensor<float>({3, 2});
+    CHECK_THROWS_WITH(w.forward(x), Equals("mha::dynamic::multi_head_attention_wrapper: heads[1]." +
+                                           name + ".weight is [3][2], expected [2][3]"));
+    wrapper_layer.weight = tensor<float>({2, 3});
+    wrapper_layer.bias = tensor<float>({1});
+    CHECK_THROWS_WITH(w.forward(x), Equals("mha::dynamic::multi_head_attention_wrapper: heads[1]." +
+                                           name + ".bias is [1], expected [2]"));
+  }
+  // a replaced layer and a dropout of one head of a wrapper are named too
+  mha::dynamic::multi_head_attention_wrapper<float> w(3, 2, 6, 2);
+  w.heads[0].w_key = mha::dynamic::linear<float>(3, 1, false);
+  CHECK_THROWS_WITH(w.forward(x), Equals("mha::dynamic::multi_head_attention_wrapper: heads[0].w_key "
+                                         "is linear(3, 1, no bias), expected linear(3, 2, no bias)"));
+  mha::dynamic::multi_head_attention_wrapper<float> w2(3, 2, 6, 2);
+  w2.heads[1].dropout = 1.5f;
+  CHECK_THROWS_WITH(w2.forward_training(x, 1),
+                    Equals("mha::dynamic::multi_head_attention_wrapper: heads[1].dropout "
+                           "probability 1.500000 must be in [0, 1]"));
 }
 
 TEST_CASE("dynamic training forward rejects a dropout outside [0, 1]", "[dynamic]") {
