@@ -61,7 +61,6 @@ void check_dynamic_output(const char* api, const dynamic::tensor<T>& x,
                               dynamic::shape_string(expected));
 }
 
-
 /// Marks a module's own member layer in check_dynamic_linear (no head index).
 inline constexpr std::size_t no_head = static_cast<std::size_t>(-1);
 
