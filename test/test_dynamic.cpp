@@ -7,12 +7,14 @@
 
 #include <cstddef>
 #include <stdexcept>
+#include <string>
 #include <utility>
 #include <vector>
 
 #include <mha/mha.hpp>
 
 using Catch::Matchers::Contains;
+using Catch::Matchers::Equals;
 using mha::dynamic::tensor;
 
 namespace {
@@ -237,6 +239,63 @@ TEST_CASE("dynamic linear with a replaced weight of the wrong shape", "[dynamic]
   REQUIRE_THROWS_AS(w2.forward(tensor<float>({6, 3})), std::invalid_argument);
 }
 
+TEST_CASE("dynamic weight-shape errors name the module and the member", "[dynamic]") {
+  // issue 12, section 4: "w_query.weight", not only "weight"
+  const tensor<float> x({6, 3});
+  mha::dynamic::linear<float> l(3, 2);
+  l.weight = tensor<float>({3, 2});
+  REQUIRE_THROWS_WITH(l.forward(x), Equals("mha::dynamic::linear: weight is [3][2], expected [2][3]"));
+
+  const char* const members[] = {"w_query", "w_key", "w_value", "out_proj"};
+  for (const char* member : members) {
+    INFO(member);
+    const std::string name(member);
+    mha::dynamic::multi_head_attention<float> m(3, 4, 6, 2, true);
+    auto& layer = name == "w_query" ? m.w_query
+                  : name == "w_key" ? m.w_key
+                  : name == "w_value" ? m.w_value
+                                      : m.out_proj;
+    const std::string in = name == "out_proj" ? "4" : "3";
+    layer.weight = tensor<float>({2, 2});
+    CHECK_THROWS_WITH(m.forward(x), Equals("mha::dynamic::multi_head_attention: " + name +
+                                           ".weight is [2][2], expected [4][" + in + "]"));
+    layer.weight = tensor<float>({4, name == "out_proj" ? std::size_t{4} : std::size_t{3}});
+    layer.bias = tensor<float>({5});
+    CHECK_THROWS_WITH(m.forward(x), Equals("mha::dynamic::multi_head_attention: " + name +
+                                           ".bias is [5], expected [4]"));
+    if (name == "out_proj") continue;
+    mha::dynamic::causal_attention<float> c(3, 2, 6, true);
+    auto& head_layer = name == "w_query" ? c.w_query : name == "w_key" ? c.w_key : c.w_value;
+    head_layer.weight = tensor<float>({3, 2});
+    CHECK_THROWS_WITH(c.forward(x), Equals("mha::dynamic::causal_attention: " + name +
+                                           ".weight is [3][2], expected [2][3]"));
+    head_layer.weight = tensor<float>({2, 3});
+    head_layer.bias = tensor<float>({1});
+    CHECK_THROWS_WITH(c.forward(x), Equals("mha::dynamic::causal_attention: " + name +
+                                           ".bias is [1], expected [2]"));
+    mha::dynamic::multi_head_attention_wrapper<float> w(3, 2, 6, 2, true);
+    auto& wh = w.head(1);
+    auto& wrapper_layer = name == "w_query" ? wh.w_query : name == "w_key" ? wh.w_key : wh.w_value;
+    wrapper_layer.weight = tensor<float>({3, 2});
+    CHECK_THROWS_WITH(w.forward(x), Equals("mha::dynamic::multi_head_attention_wrapper: heads[1]." +
+                                           name + ".weight is [3][2], expected [2][3]"));
+    wrapper_layer.weight = tensor<float>({2, 3});
+    wrapper_layer.bias = tensor<float>({1});
+    CHECK_THROWS_WITH(w.forward(x), Equals("mha::dynamic::multi_head_attention_wrapper: heads[1]." +
+                                           name + ".bias is [1], expected [2]"));
+  }
+  // a replaced layer and a dropout of one head of a wrapper are named too
+  mha::dynamic::multi_head_attention_wrapper<float> w(3, 2, 6, 2);
+  w.heads[0].w_key = mha::dynamic::linear<float>(3, 1, false);
+  CHECK_THROWS_WITH(w.forward(x), Equals("mha::dynamic::multi_head_attention_wrapper: heads[0].w_key "
+                                         "is linear(3, 1, no bias), expected linear(3, 2, no bias)"));
+  mha::dynamic::multi_head_attention_wrapper<float> w2(3, 2, 6, 2);
+  w2.heads[1].dropout = 1.5f;
+  CHECK_THROWS_WITH(w2.forward_training(x, 1),
+                    Equals("mha::dynamic::multi_head_attention_wrapper: heads[1].dropout "
+                           "probability 1.500000 must be in [0, 1]"));
+}
+
 TEST_CASE("dynamic training forward rejects a dropout outside [0, 1]", "[dynamic]") {
   mha::dynamic::multi_head_attention<float> m(3, 4, 6, 2);
   const tensor<float> x({6, 3});
@@ -267,4 +326,42 @@ TEST_CASE("dynamic modules reject member layers replaced by ones of other sizes"
   mha::dynamic::causal_attention<float> c(3, 2, 6);
   c.w_value = mha::dynamic::linear<float>(1, 2, false);
   REQUIRE_THROWS_WITH(c.forward(x), Contains("w_value") && Contains("linear(1, 2"));
+}
+
+TEST_CASE("dynamic wrapper: for_each_head fills the heads as head(h) does, in order", "[dynamic]") {
+  // One flat buffer, consumed head by head in a loop (issue 12, section 4).
+  std::vector<float> buffer(2 * 3 * (2 * 3 + 2));
+  for (std::size_t i = 0; i < buffer.size(); ++i) buffer[i] = static_cast<float>(i) * 0.25f - 2.0f;
+  const auto fill = [&buffer](mha::dynamic::causal_attention<float>& h, std::size_t& next) {
+    for (auto* l : {&h.w_query, &h.w_key, &h.w_value}) {
+      for (float& v : l->weight) v = buffer[next++];
+      for (float& v : l->bias) v = buffer[next++];
+    }
+  };
+  mha::dynamic::multi_head_attention_wrapper<float> by_loop(3, 2, 6, 2, true);
+  std::size_t next = 0;
+  by_loop.for_each_head([&](mha::dynamic::causal_attention<float>& h) { fill(h, next); });
+  mha::dynamic::multi_head_attention_wrapper<float> by_index(3, 2, 6, 2, true);
+  std::size_t next_indexed = 0;
+  for (std::size_t h = 0; h < by_index.num_heads(); ++h) fill(by_index.head(h), next_indexed);
+  REQUIRE(next == buffer.size());
+  REQUIRE(next_indexed == next);
+
+  const auto& c = by_loop;
+  std::vector<std::size_t> order;
+  c.for_each_head([&](std::size_t h, const mha::dynamic::causal_attention<float>& head) {
+    order.push_back(h);
+    const auto& named = by_index.head(h);
+    CHECK(std::vector<float>(head.w_query.weight.begin(), head.w_query.weight.end()) ==
+          std::vector<float>(named.w_query.weight.begin(), named.w_query.weight.end()));
+    CHECK(std::vector<float>(head.w_value.bias.begin(), head.w_value.bias.end()) ==
+          std::vector<float>(named.w_value.bias.begin(), named.w_value.bias.end()));
+  });
+  CHECK(order == std::vector<std::size_t>{0, 1});
+  tensor<float> x({6, 3});
+  for (std::size_t i = 0; i < x.size(); ++i) x.data()[i] = static_cast<float>(i % 5) * 0.1f;
+  const auto y_loop = by_loop.forward(x);
+  const auto y_index = by_index.forward(x);
+  CHECK(std::vector<float>(y_loop.begin(), y_loop.end()) ==
+        std::vector<float>(y_index.begin(), y_index.end()));
 }

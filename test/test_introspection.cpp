@@ -19,6 +19,23 @@ namespace {
 using t263 = mha::tensor<float, 2, 6, 3>;
 static_assert(t263::rank == 3 && t263::size == 36);
 static_assert(t263::extents[0] == 2 && t263::extents[1] == 6 && t263::extents[2] == 3);
+// size is a constant and a call (issue 12, section 4): T::size, T::size(),
+// t.size(), t.numel(), as an array bound, in arithmetic, as a std::size_t
+static_assert(t263::size() == 36 && t263::numel() == 36 && t263::size / 6 == 6);
+static_assert(std::is_same_v<decltype(t263::size()), std::size_t> &&
+              std::is_same_v<decltype(t263::numel()), std::size_t>);
+static_assert(std::is_same_v<decltype(std::declval<float (&)[t263::size]>()), float (&)[36]>);
+constexpr std::size_t take_size(std::size_t n) { return n; }
+static_assert(take_size(t263::size) == 36 && mha::tensor<double, 4>::size == 4);
+constexpr bool size_spellings_agree() {
+  t263 t{};
+  const t263& c = t;
+  std::size_t visited = 0;
+  for (float x : c) visited += x == 0.0f ? 1 : 0;
+  return t.size() == 36 && c.size() == t263::size && c.numel() == t.size() &&
+         visited == c.size() && static_cast<std::size_t>(c.end() - c.begin()) == t.numel();
+}
+static_assert(size_spellings_agree());
 static_assert(t263::extent(2) == 3 && t263::offset_of(1, 2, 1) == (1 * 6 + 2) * 3 + 1);
 static_assert(std::is_same_v<t263::value_type, float>);
 // still a trivially copyable standard-layout aggregate despite the
@@ -110,6 +127,8 @@ using ca_ws = ca::workspace<2, 6>;
 static_assert(ca_ws::batch == 2 && ca_ws::tokens == 6 && ca_ws::general_elements == 4 * 6 * 2 + 6 * 6 &&
               ca_ws::size >= ca_ws::general_elements && ca_ws::size >= ca_ws::token_major_elements &&
               std::is_same_v<decltype(ca_ws::storage), float[ca_ws::size]>);
+static_assert(ca_ws::size() == ca_ws::storage_elements && ca_ws{}.size() == ca_ws::size &&
+              sizeof(ca_ws::storage) == ca_ws::size * sizeof(float));
 static_assert(std::is_same_v<ca::kv_cache<2>, mha::kv_cache<float, 2, 1, 2, 6>> &&
               ca::kv_cache<2>::capacity == 6);
 
@@ -125,6 +144,33 @@ static_assert(wr::query_offset<0> == 0 && wr::query_offset<1> == 0 && wr::key_of
               wr::value_offset<1> == 0);
 static_assert(wr::context_offset<0> == 0 && wr::context_offset<1> == 2);
 static_assert(wr::head_offset<0> == 0 && wr::head_offset<1> == 2);
+// for_each_head (issue 12, section 4): filling every head's weights from one
+// flat buffer in a run-time loop gives what filling head<0>(), head<1>() by
+// name gives; the const overload and f(index, head) visit the heads in order
+constexpr float flat_weight(std::size_t i) { return static_cast<float>(i) * 0.5f - 3.0f; }
+constexpr void fill_head(ca& h, std::size_t& next) {
+  for (auto* w : {&h.w_query.weight, &h.w_key.weight, &h.w_value.weight})
+    for (float& v : *w) v = flat_weight(next++);
+}
+constexpr bool for_each_head_fills_like_head() {
+  wr by_loop{};
+  std::size_t next = 0;
+  by_loop.for_each_head([&](ca& h) { fill_head(h, next); });
+  wr by_name{};
+  std::size_t next_named = 0;
+  fill_head(by_name.head<0>(), next_named);
+  fill_head(by_name.head<1>(), next_named);
+  bool same = next == wr::parameter_count && next_named == next;
+  const wr& c = by_loop;
+  std::size_t visited = 0;
+  c.for_each_head([&](auto index, const ca& h) {
+    const ca& named = index == 0 ? by_name.head<0>() : by_name.head<1>();
+    same = same && index == visited++ && h.w_query.weight == named.w_query.weight &&
+           h.w_key.weight == named.w_key.weight && h.w_value.weight == named.w_value.weight;
+  });
+  return same && visited == wr::num_heads;
+}
+static_assert(for_each_head_fills_like_head());
 using wr_c1 = wr::context_head_layout<1, 2, 6>;
 static_assert(wr_c1::offset == 2 && wr_c1::cols == 2 && wr_c1::row_stride == 4 &&
               wr_c1::batch_stride == 24 && wr_c1::required_span_size == 48);
@@ -200,4 +246,11 @@ TEST_CASE("introspection is checked at compile time", "[introspection]") {
   const auto v = mha::head_view<11, 12>(q);
   CHECK(v.row(1, 5) == q.data() + 704 + 1 * 6 * 768 + 5 * 768);
   CHECK(view_addresses_match());
+  CHECK(for_each_head_fills_like_head());
+  // the size spellings at run time (a non-constexpr object), fixed and dynamic
+  CHECK(q.size() == 2 * 6 * 768);
+  CHECK(q.numel() == q.size());
+  mha::dynamic::tensor<float> d({2, 6, 3});
+  CHECK(d.size() == t263::size);
+  CHECK(d.numel() == t263::numel());
 }

@@ -9,6 +9,10 @@ From a safetensors file (needs only the Python standard library):
         --num-heads 12 --context-length 1024 [--type float] \\
         [--namespace my_weights] [--name model]
 
+(`cmake --install` installs this file as the program `mha-export-weights`:
+the same arguments. It needs only the standard library; keep it so, the
+installed copy has no tools/ directory beside it.)
+
 From a PyTorch module (in Python, with torch):
 
     from export_weights_header import export_module

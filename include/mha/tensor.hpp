@@ -46,26 +46,33 @@ struct tensor {
   static constexpr std::size_t rank = sizeof...(Extents);
   /// Extent of every dimension, outermost first.
   static constexpr std::array<std::size_t, rank> extents{Extents...};
-  /// Total number of elements (product of the extents).
-  static constexpr std::size_t size = (std::size_t{1} * ... * Extents);
+  /// Total number of elements (product of the extents), both a constant and
+  /// a call: `T::size` is a `std::integral_constant<std::size_t, N>` object,
+  /// which converts to std::size_t in constant expressions (`T::size == 36`,
+  /// `float[T::size]`, `T::size / 3`, an argument of type std::size_t), and
+  /// `t.size()` / `T::size()` call its constexpr operator() (as a standard
+  /// container or PyTorch's `x.size()` is spelt; PyTorch's `numel()` too).
+  static constexpr std::integral_constant<std::size_t, (std::size_t{1} * ... * Extents)> size{};
+  /// Total number of elements (PyTorch's `Tensor.numel()`), = `size()`.
+  static constexpr std::size_t numel() noexcept { return size(); }
 
   /// The elements, row-major. Public so that the type stays an aggregate.
   /// (The `> 0` guard only keeps a zero extent down to the one error above.)
-  T elements[size > 0 ? size : 1];
+  T elements[size() > 0 ? size() : 1];
   static_assert(detail::within_inline_limit<sizeof(elements), detail::max_inline_bytes>,
                 "mha::tensor: sizeof exceeds MHA_MAX_INLINE_BYTES (the numbers: sizeof, limit); "
                 "the limit refuses the type wherever the object lives, like Eigen's stack "
                 "allocation limit: keep large tensors in owned storage (std::make_unique) in code "
                 "built without MHA_MAX_INLINE_BYTES, or use mha::dynamic");
 
-  /// Pointer to the first of `size` contiguous elements.
+  /// Pointer to the first of `size()` contiguous elements.
   constexpr T* data() noexcept { return elements; }
-  /// Pointer to the first of `size` contiguous elements.
+  /// Pointer to the first of `size()` contiguous elements.
   constexpr const T* data() const noexcept { return elements; }
   constexpr T* begin() noexcept { return elements; }
-  constexpr T* end() noexcept { return elements + size; }
+  constexpr T* end() noexcept { return elements + size(); }
   constexpr const T* begin() const noexcept { return elements; }
-  constexpr const T* end() const noexcept { return elements + size; }
+  constexpr const T* end() const noexcept { return elements + size(); }
 
   /// Extent of dimension `d` (precondition: d < rank).
   static constexpr std::size_t extent(std::size_t d) noexcept { return extents[d]; }
@@ -126,7 +133,7 @@ struct tensor {
   }
 
   friend MHA_DETAIL_ISA_TAG constexpr bool operator==(const tensor& a, const tensor& b) noexcept {
-    for (std::size_t i = 0; i < size; ++i)
+    for (std::size_t i = 0; i < size(); ++i)
       if (!(a.elements[i] == b.elements[i])) return false;
     return true;
   }

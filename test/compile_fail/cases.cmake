@@ -55,7 +55,10 @@ set(MHA_COMPILE_FAIL_CASES
   "linear_nobias_zero_in|mha::linear: InFeatures must be greater than 0"
   "linear_output_stack_limit|mha::linear::forward: the output exceeds MHA_STACK_WORKSPACE_LIMIT bytes"
   "dynamic_linear_element_type|mha::dynamic::linear: T must be float or double"
-  "dynamic_mha_element_type|mha::dynamic::linear: T must be float or double"
+  "dynamic_mha_element_type|mha::dynamic::multi_head_attention: T must be float or double"
+  # the dynamic module's T error names the module (issue 12, section 4)
+  "dynamic_ca_element_type|mha::dynamic::causal_attention: T must be float or double"
+  "dynamic_wrapper_element_type|mha::dynamic::multi_head_attention_wrapper: T must be float or double"
   # every contract of mha::fused_multi_head_attention and fuse_qkv (issue 11, 2.2, 2.3)
   "fused_element_type|mha::fused_multi_head_attention: T must be float or double"
   "fused_zero_din|mha::fused_multi_head_attention: DIn must be greater than 0"

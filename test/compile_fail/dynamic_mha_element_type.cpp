@@ -1,5 +1,6 @@
-// compile-fail case: mha::dynamic::multi_head_attention<long double> and its forward (reported by its linear layers).
-// Must fail with: mha::dynamic::linear: T must be float or double
+// compile-fail case: mha::dynamic::multi_head_attention<long double> and its forward (the
+// module, not its linear layers, is named).
+// Must fail with: mha::dynamic::multi_head_attention: T must be float or double
 // With -DMHA_CF_OK (one token changed) it must compile.
 #include <cstddef>
 

@@ -61,27 +61,41 @@ void check_dynamic_output(const char* api, const dynamic::tensor<T>& x,
                               dynamic::shape_string(expected));
 }
 
-/// Checks a dropout probability is in [0, 1] (std::invalid_argument).
+/// Marks a module's own member layer in check_dynamic_linear (no head index).
+inline constexpr std::size_t no_head = static_cast<std::size_t>(-1);
+
+/// Checks a dropout probability is in [0, 1] (std::invalid_argument naming
+/// `api` and, for head `head` of a wrapper, "heads[1].dropout").
 template <class T>
-void check_dynamic_dropout(const char* api, T p) {
+void check_dynamic_dropout(const char* api, T p, std::size_t head = no_head) {
   if (!(p >= T(0) && p <= T(1)))
-    throw std::invalid_argument(std::string(api) + ": dropout probability " + std::to_string(p) +
-                                " must be in [0, 1]");
+    throw std::invalid_argument(
+        std::string(api) + ": " +
+        (head == no_head ? std::string() : "heads[" + std::to_string(head) + "].") +
+        "dropout probability " + std::to_string(p) + " must be in [0, 1]");
 }
 
 /// Checks that a module's member layer `name` (possibly replaced by the user)
 /// is linear(in, out, bias) with parameters of those shapes; throws
-/// std::invalid_argument naming `api`, the layer and the sizes otherwise.
+/// std::invalid_argument naming `api`, the member (`w_query`, or
+/// `heads[1].w_query` for head 1 of a wrapper, and `.weight` / `.bias`) and
+/// the sizes otherwise, e.g. "mha::dynamic::multi_head_attention:
+/// w_query.weight is [3][2], expected [2][3]".
 template <class T>
 void check_dynamic_linear(const char* api, const char* name, const dynamic::linear<T>& l,
-                          std::size_t in, std::size_t out, bool bias) {
+                          std::size_t in, std::size_t out, bool bias, std::size_t head = no_head) {
+  // built only on the error path: a valid call allocates nothing
+  const auto member = [&] {
+    return std::string(api) + ": " +
+           (head == no_head ? std::string() : "heads[" + std::to_string(head) + "].") + name;
+  };
   if (l.in_features() != in || l.out_features() != out || l.has_bias() != bias)
     throw std::invalid_argument(
-        std::string(api) + ": " + name + " is linear(" + std::to_string(l.in_features()) + ", " +
+        member() + " is linear(" + std::to_string(l.in_features()) + ", " +
         std::to_string(l.out_features()) + (l.has_bias() ? ", bias" : ", no bias") +
         "), expected linear(" + std::to_string(in) + ", " + std::to_string(out) +
         (bias ? ", bias" : ", no bias") + ")");
-  l.check_parameters();
+  l.check_parameters([&] { return member() + "."; });
 }
 
 }  // namespace MHA_DETAIL_ISA

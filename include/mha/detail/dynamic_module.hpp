@@ -31,8 +31,9 @@ namespace mha::detail {
 /// std::invalid_argument for member layers of the wrong shape or a dropout
 /// outside [0, 1]) and a private `spec_()` (its detail::attention_spec with
 /// run-time sizes), and befriends this base. A T other than float or double is
-/// reported once, by the modules' mha::dynamic::linear members ("mha::dynamic::linear:
-/// T must be float or double"); no forward body is instantiated then.
+/// reported once, by the module's own static_assert ("mha::dynamic::<module>:
+/// T must be float or double"; its members are then of float); no forward
+/// body is instantiated then.
 template <class Derived, class T>
 class dynamic_module {
  public:

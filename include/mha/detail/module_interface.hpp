@@ -103,13 +103,16 @@ struct attention_workspace {
   static constexpr std::size_t cached_elements =
       2 * Batch * Tokens * Width + gemm::mr * ContextLength;
   /// Elements of `storage`: the largest of the three.
-  static constexpr std::size_t size = [] {
+  static constexpr std::size_t storage_elements = [] {
     std::size_t n = general_elements;
     if (token_major_elements > n) n = token_major_elements;
     if (cached_elements > n) n = cached_elements;
     return n;
   }();
-  T storage[size];  ///< the intermediates
+  /// Elements of `storage` as a constant and a call, like mha::tensor::size:
+  /// `W::size` converts to std::size_t, `ws.size()` / `W::size()` call it.
+  static constexpr std::integral_constant<std::size_t, storage_elements> size{};
+  T storage[storage_elements];  ///< the intermediates
   static_assert(detail::within_inline_limit<sizeof(storage), detail::max_inline_bytes>,
                 "mha::workspace: sizeof exceeds MHA_MAX_INLINE_BYTES (the numbers: sizeof, limit); "
                 "the limit refuses the type wherever the object lives, like Eigen's stack "

@@ -30,10 +30,15 @@ namespace mha::dynamic {
 /// Errors (std::invalid_argument, message names the sizes): zero d_in, d_out
 /// or context_length; input rank not 2 or 3, last extent != d_in, N == 0 or
 /// N > context_length, batch 0, wrong output shape, weights of a wrong shape,
-/// dropout outside [0, 1] in training.
+/// dropout outside [0, 1] in training; messages name the member, e.g.
+/// "mha::dynamic::causal_attention: w_key.weight is [3][2], expected [2][3]".
+/// A T other than float or double is a compile-time error
+/// ("mha::dynamic::causal_attention: T must be float or double").
 template <class T>
 class causal_attention : public detail::dynamic_module<causal_attention<T>, T> {
   friend class detail::dynamic_module<causal_attention<T>, T>;
+  static_assert(detail::float_or_double<T>,
+                "mha::dynamic::causal_attention: T must be float or double");
 
  public:
   using value_type = T;
@@ -49,9 +54,11 @@ class causal_attention : public detail::dynamic_module<causal_attention<T>, T> {
         context_length_(check_context(context_length)),
         qkv_bias_(qkv_bias) {}
 
-  linear<T> w_query;  ///< weight [d_out][d_in]
-  linear<T> w_key;    ///< weight [d_out][d_in]
-  linear<T> w_value;  ///< weight [d_out][d_in]
+  // linear<T> (float when T is not float or double: the one error is the
+  // static_assert above)
+  linear<detail::element_or_float<T>> w_query;  ///< weight [d_out][d_in]
+  linear<detail::element_or_float<T>> w_key;    ///< weight [d_out][d_in]
+  linear<detail::element_or_float<T>> w_value;  ///< weight [d_out][d_in]
   T dropout = T(0);   ///< dropout probability (training only)
 
   std::size_t d_in() const noexcept { return d_in_; }
@@ -82,12 +89,14 @@ class causal_attention : public detail::dynamic_module<causal_attention<T>, T> {
   static constexpr const char* api = "mha::dynamic::causal_attention";
 
   /// std::invalid_argument for member layers of other sizes or, in training,
-  /// a dropout outside [0, 1] (`who` names the module in the message).
-  MHA_DETAIL_ISA_TAG void check_parameters_(bool training, const char* who = api) const {
-    if (training) detail::check_dynamic_dropout(who, dropout);
-    detail::check_dynamic_linear(who, "w_query", w_query, d_in_, d_out_, qkv_bias_);
-    detail::check_dynamic_linear(who, "w_key", w_key, d_in_, d_out_, qkv_bias_);
-    detail::check_dynamic_linear(who, "w_value", w_value, d_in_, d_out_, qkv_bias_);
+  /// a dropout outside [0, 1] (`who` names the module in the message, `head`
+  /// this head's index in a wrapper: "heads[1].w_query.weight is ...").
+  MHA_DETAIL_ISA_TAG void check_parameters_(bool training, const char* who = api,
+                                            std::size_t head = detail::no_head) const {
+    if (training) detail::check_dynamic_dropout(who, dropout, head);
+    detail::check_dynamic_linear(who, "w_query", w_query, d_in_, d_out_, qkv_bias_, head);
+    detail::check_dynamic_linear(who, "w_key", w_key, d_in_, d_out_, qkv_bias_, head);
+    detail::check_dynamic_linear(who, "w_value", w_value, d_in_, d_out_, qkv_bias_, head);
   }
   /// The head's Q/K/V weights for the orchestration.
   detail::qkv_weights<T, const T*> weights_() const noexcept {

@@ -83,15 +83,26 @@ class linear {
   }
 
   /// Throws std::invalid_argument if weight or bias no longer have the shapes
-  /// implied by the constructor's sizes.
+  /// implied by the constructor's sizes ("mha::dynamic::linear: weight is
+  /// [3][2], expected [2][3]").
   MHA_DETAIL_ISA_TAG void check_parameters() const {
+    check_parameters([] { return std::string("mha::dynamic::linear: "); });
+  }
+  /// Same check for a layer that is a member of a module: the message starts
+  /// with `where()` (a callable returning a std::string, called only when the
+  /// check fails: the valid path allocates nothing) instead of
+  /// "mha::dynamic::linear: ", e.g. "mha::dynamic::multi_head_attention:
+  /// w_query." gives "mha::dynamic::multi_head_attention: w_query.weight is
+  /// [3][2], expected [2][3]".
+  template <class Where>
+  MHA_DETAIL_ISA_TAG void check_parameters(const Where& where) const {
     const auto& ws = weight.shape();  // compared in place: no allocation on the valid path
     if (ws.size() != 2 || ws[0] != out_features_ || ws[1] != in_features_)
-      throw std::invalid_argument("mha::dynamic::linear: weight is " + shape_string(weight.shape()) +
+      throw std::invalid_argument(where() + "weight is " + shape_string(weight.shape()) +
                                   ", expected [" + std::to_string(out_features_) + "][" +
                                   std::to_string(in_features_) + "]");
     if (has_bias_ && (bias.shape().size() != 1 || bias.shape()[0] != out_features_))
-      throw std::invalid_argument("mha::dynamic::linear: bias is " + shape_string(bias.shape()) +
+      throw std::invalid_argument(where() + "bias is " + shape_string(bias.shape()) +
                                   ", expected [" + std::to_string(out_features_) + "]");
   }
 

@@ -31,10 +31,15 @@ namespace mha::dynamic {
 ///
 /// Errors (std::invalid_argument, naming the sizes): num_heads == 0, d_out not
 /// divisible by num_heads, zero sizes, and the input/output/weight shape
-/// errors of causal_attention.
+/// errors of causal_attention; messages name the member, e.g.
+/// "mha::dynamic::multi_head_attention: w_query.weight is [3][2], expected
+/// [2][3]". A T other than float or double is a compile-time error
+/// ("mha::dynamic::multi_head_attention: T must be float or double").
 template <class T>
 class multi_head_attention : public detail::dynamic_module<multi_head_attention<T>, T> {
   friend class detail::dynamic_module<multi_head_attention<T>, T>;
+  static_assert(detail::float_or_double<T>,
+                "mha::dynamic::multi_head_attention: T must be float or double");
 
  public:
   using value_type = T;
@@ -52,10 +57,12 @@ class multi_head_attention : public detail::dynamic_module<multi_head_attention<
         num_heads_(num_heads),
         qkv_bias_(qkv_bias) {}
 
-  linear<T> w_query;   ///< weight [d_out][d_in]
-  linear<T> w_key;     ///< weight [d_out][d_in]
-  linear<T> w_value;   ///< weight [d_out][d_in]
-  linear<T> out_proj;  ///< weight [d_out][d_out], bias [d_out]
+  // linear<T> (float when T is not float or double: the one error is the
+  // static_assert above)
+  linear<detail::element_or_float<T>> w_query;   ///< weight [d_out][d_in]
+  linear<detail::element_or_float<T>> w_key;     ///< weight [d_out][d_in]
+  linear<detail::element_or_float<T>> w_value;   ///< weight [d_out][d_in]
+  linear<detail::element_or_float<T>> out_proj;  ///< weight [d_out][d_out], bias [d_out]
   T dropout = T(0);    ///< dropout probability (training only)
 
   std::size_t d_in() const noexcept { return d_in_; }

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <mha/detail/dynamic_checks.hpp>
@@ -27,13 +28,22 @@ namespace mha::dynamic {
 /// head writes its column block of the output directly.
 ///
 /// Errors (std::invalid_argument): num_heads == 0, the causal_attention
-/// errors, and `heads` resized or holding heads of other sizes.
+/// errors, and `heads` resized or holding heads of other sizes; messages name
+/// the member, e.g. "mha::dynamic::multi_head_attention_wrapper:
+/// heads[1].w_key.weight is [3][2], expected [2][3]". A T other than float or
+/// double is a compile-time error ("mha::dynamic::multi_head_attention_wrapper:
+/// T must be float or double").
 template <class T>
 class multi_head_attention_wrapper : public detail::dynamic_module<multi_head_attention_wrapper<T>, T> {
   friend class detail::dynamic_module<multi_head_attention_wrapper<T>, T>;
+  static_assert(detail::float_or_double<T>,
+                "mha::dynamic::multi_head_attention_wrapper: T must be float or double");
 
  public:
   using value_type = T;
+  /// Type of one head: causal_attention<T> (causal_attention<float> when T
+  /// is not float or double: the one error is the static_assert above).
+  using head_type = causal_attention<detail::element_or_float<T>>;
 
   MHA_DETAIL_ISA_TAG
   multi_head_attention_wrapper(std::size_t d_in, std::size_t d_out, std::size_t context_length,
@@ -45,12 +55,26 @@ class multi_head_attention_wrapper : public detail::dynamic_module<multi_head_at
         num_heads_(num_heads),
         qkv_bias_(qkv_bias) {}
 
-  std::vector<causal_attention<T>> heads;  ///< head 0 first
+  std::vector<head_type> heads;  ///< head 0 first
 
   /// Head h (bounds-checked: std::out_of_range if h >= heads.size()).
-  causal_attention<T>& head(std::size_t h) { return heads.at(h); }
+  head_type& head(std::size_t h) { return heads.at(h); }
   /// Head h, read-only (bounds-checked: std::out_of_range).
-  const causal_attention<T>& head(std::size_t h) const { return heads.at(h); }
+  const head_type& head(std::size_t h) const { return heads.at(h); }
+  /// Visits the heads, head 0 first: `f(head)` for each head (a
+  /// head_type&), or, when f does not take one argument,
+  /// `f(index, head)` with `index` a std::size_t; the same calls as the
+  /// fixed-size twin's for_each_head. Visits `heads` as it is (the head count
+  /// is checked at forward).
+  template <class F>
+  void for_each_head(F&& f) {
+    for_each_head_(*this, f);
+  }
+  /// Same as for_each_head(f), read-only: f gets a const head_type&.
+  template <class F>
+  void for_each_head(F&& f) const {
+    for_each_head_(*this, f);
+  }
   /// Sets every head's dropout probability (checked in [0, 1] at forward_training).
   MHA_DETAIL_ISA_TAG void set_dropout(T p) {
     for (auto& h : heads) h.dropout = p;
@@ -87,14 +111,25 @@ class multi_head_attention_wrapper : public detail::dynamic_module<multi_head_at
  private:
   static constexpr const char* api = "mha::dynamic::multi_head_attention_wrapper";
 
+  /// for_each_head for a const or non-const wrapper `self`.
+  template <class Self, class F>
+  static void for_each_head_(Self& self, F& f) {
+    for (std::size_t h = 0; h < self.heads.size(); ++h) {
+      if constexpr (std::is_invocable_v<F&, decltype(self.heads[h])>)
+        f(self.heads[h]);
+      else
+        f(h, self.heads[h]);
+    }
+  }
+
   MHA_DETAIL_ISA_TAG
-  static std::vector<causal_attention<T>> make_heads(std::size_t d_in, std::size_t d_out,
+  static std::vector<head_type> make_heads(std::size_t d_in, std::size_t d_out,
                                                      std::size_t context_length,
                                                      std::size_t num_heads, bool qkv_bias) {
     if (num_heads == 0)
       throw std::invalid_argument(std::string(api) + ": num_heads must be greater than 0");
-    return std::vector<causal_attention<T>>(
-        num_heads, causal_attention<T>(d_in, d_out, context_length, qkv_bias));
+    return std::vector<head_type>(
+        num_heads, head_type(d_in, d_out, context_length, qkv_bias));
   }
   /// std::invalid_argument for a resized `heads`, heads of other sizes, their
   /// member layers of other sizes or, in training, a dropout outside [0, 1].
@@ -103,11 +138,13 @@ class multi_head_attention_wrapper : public detail::dynamic_module<multi_head_at
       throw std::invalid_argument(std::string(api) + ": heads holds " +
                                   std::to_string(heads.size()) + " heads, expected num_heads = " +
                                   std::to_string(num_heads_));
-    for (const auto& h : heads) {
+    for (std::size_t i = 0; i < heads.size(); ++i) {
+      const auto& h = heads[i];
       if (h.d_in() != d_in_ || h.d_out() != d_out_ || h.context_length() != context_length_ ||
           h.qkv_bias() != qkv_bias_)
-        throw std::invalid_argument(std::string(api) + ": a head has other sizes than the wrapper");
-      h.check_parameters_(training, api);
+        throw std::invalid_argument(std::string(api) + ": a head (heads[" + std::to_string(i) +
+                                    "]) has other sizes than the wrapper");
+      h.check_parameters_(training, api, i);
     }
   }
   /// The module for the orchestration (detail/attention.hpp): num_heads groups

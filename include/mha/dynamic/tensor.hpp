@@ -74,6 +74,8 @@ class tensor {
   MHA_DETAIL_ISA_TAG std::size_t rank() const noexcept { return shape().size(); }
   /// Number of elements.
   std::size_t size() const noexcept { return values_.size(); }
+  /// Number of elements (PyTorch's `Tensor.numel()`), = size().
+  std::size_t numel() const noexcept { return values_.size(); }
   /// Pointer to the first of size() contiguous elements.
   T* data() noexcept { return values_.data(); }
   /// Pointer to the first of size() contiguous elements.
