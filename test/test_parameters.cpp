@@ -7,6 +7,7 @@
 // models filled from PyTorch's flattened parameters give PyTorch's outputs; a
 // wrong size writes nothing (fixed: status::bad_size, dynamic:
 // std::invalid_argument naming both sizes); the names at compile time.
+// (A module loaded by its description alone: test/io/test_safetensors_pytorch.cpp.)
 #include <catch2/catch.hpp>
 
 #include <cstddef>
