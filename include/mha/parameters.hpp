@@ -102,7 +102,7 @@ inline constexpr auto parameter_names = detail::params::checked_names<std::remov
 /// the model's parameter count (M::parameter_count), and then writes nothing.
 /// noexcept, no allocation, usable in constant expressions.
 template <class M>
-  requires detail::params::is_static_v<M>
+  requires(detail::params::is_static_v<M> && !std::is_const_v<M>)
 [[nodiscard]] constexpr status load_parameters(
     M& model, std::span<const typename M::value_type> values) noexcept {
   if (values.size() != detail::params::count<M>()) return status::bad_size;
@@ -121,7 +121,7 @@ template <class M>
 /// parameters") when values.size() differs from the sum of the tensors' sizes, and
 /// then writes nothing.
 template <class M>
-  requires(detail::params::described<M> && !detail::params::is_static_v<M>)
+  requires(detail::params::described<M> && !detail::params::is_static_v<M> && !std::is_const_v<M>)
 void load_parameters(M& model, std::span<const typename M::value_type> values) {
   std::size_t expected = 0;
   for_each_parameter(model, [&](std::string_view, const auto& tensor) {

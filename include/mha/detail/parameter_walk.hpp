@@ -155,6 +155,10 @@ constexpr void walk(const Rt& rt, Name name, X& x, V& visit) {
     base += Name::c_str();
     for (std::size_t i = 0; i < x.size(); ++i)
       walk(base + "." + std::to_string(i) + ".", hana::string<>{}, x[i], visit);
+#else
+    static_assert(always_false<U>,
+                  "mha::for_each_parameter: a run-time range of modules (mha::dynamic) needs "
+                  "exceptions");
 #endif
   } else {
     static_assert(always_false<U>,
