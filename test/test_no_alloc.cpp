@@ -11,7 +11,9 @@
 #include <cstdlib>
 #include <new>
 #include <random>
+#include <string_view>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include <mha/mha.hpp>
@@ -198,6 +200,22 @@ TEST_CASE("fixed-size forward passes allocate nothing", "[no_alloc]") {
     mha::tensor<float, 2, 8, 6> out{};
     CHECK(allocations_during([&] { f.forward(x, out, ws); keep(out); }) == 0);
   }
+}
+
+TEST_CASE("the parameter walk and load_parameters of a fixed-size module allocate nothing",
+          "[no_alloc]") {
+  static mha::multi_head_attention_wrapper<float, 3, 2, 6, 2, true> w{};
+  static float values[decltype(w)::parameter_count] = {};
+  std::size_t visited = 0;
+  mha::status s = mha::status::bad_size;
+  CHECK(allocations_during([&] {
+          mha::for_each_parameter(std::as_const(w), [&](std::string_view name, const auto& t) {
+            visited += name.size() + static_cast<std::size_t>(t.end() - t.begin());
+          });
+          s = mha::load_parameters(w, values);
+        }) == 0);
+  CHECK(s == mha::status::ok);
+  CHECK(visited == 2 * 122 + 2 * 3 * (6 + 2));  // the names' characters and the values
 }
 
 TEST_CASE("mha::dynamic KV-cache calls allocate nothing after the first, whatever n", "[no_alloc]") {

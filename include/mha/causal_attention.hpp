@@ -15,6 +15,7 @@
 #include <mha/detail/kernels.hpp>
 #include <mha/detail/math.hpp>
 #include <mha/detail/module_interface.hpp>
+#include <mha/detail/parameter_walk.hpp>
 #include <mha/linear.hpp>
 #include <mha/tensor.hpp>
 
@@ -64,9 +65,15 @@ struct causal_attention {
   static constexpr std::size_t head_dim = DOut;                ///< width of the head
   static constexpr std::size_t output_width = DOut;            ///< last extent of the output
   static constexpr bool qkv_bias = QkvBias;                    ///< Q/K/V projections have bias
-  /// Trainable parameters: 3 * (DOut*DIn + (QkvBias ? DOut : 0)).
-  static constexpr std::size_t parameter_count =
-      3 * (DOut * DIn + (QkvBias ? DOut : 0));
+  /// The members for mha::for_each_parameter, as the book's CausalAttention's
+  /// named_parameters() (`mask` is a buffer, no parameter).
+  static constexpr auto parameter_description() noexcept {
+    return detail::book_attention_description<causal_attention>(
+        BOOST_HANA_STRING("mha::causal_attention"));
+  }
+  /// Trainable parameters: 3 * (DOut*DIn + (QkvBias ? DOut : 0)), the sum
+  /// over the parameter walk (mha/parameters.hpp).
+  static constexpr std::size_t parameter_count = detail::params::count<causal_attention>();
   /// sqrt(head_dim) as a T: the scores are divided by it.
   static constexpr T score_divisor = detail::sqrt(static_cast<T>(detail::at_least_1<DOut>));
 

@@ -15,6 +15,7 @@
 #include <mha/detail/kernels.hpp>
 #include <mha/detail/math.hpp>
 #include <mha/detail/module_interface.hpp>
+#include <mha/detail/parameter_walk.hpp>
 #include <mha/linear.hpp>
 #include <mha/multi_head_attention.hpp>
 #include <mha/tensor.hpp>
@@ -111,8 +112,22 @@ struct fused_multi_head_attention {
   static constexpr std::size_t output_width = DOut;
   static constexpr bool qkv_bias = QkvBias;
   /// Same count as multi_head_attention: 3*(DOut*DIn + (QkvBias ? DOut : 0)) + DOut*DOut + DOut.
+  /// (The sum over the parameter walk, mha/parameters.hpp.)
   static constexpr std::size_t parameter_count =
-      3 * (DOut * DIn + (QkvBias ? DOut : 0)) + DOut * DOut + DOut;
+      detail::params::count<fused_multi_head_attention>();
+  /// The members for mha::for_each_parameter, as torch.nn.MultiheadAttention's
+  /// named_parameters(): `in_proj_weight` (w_qkv.weight), `in_proj_bias`
+  /// (w_qkv.bias, with QkvBias), `out_proj.weight`, `out_proj.bias`. (`mask`:
+  /// the book's buffer, accepted in a checkpoint_format::book file.)
+  static constexpr auto parameter_description() noexcept {
+    return detail::describe(
+        BOOST_HANA_STRING("mha::fused_multi_head_attention"),
+        detail::member(BOOST_HANA_STRING("in_proj_weight"),
+                       [](auto& m) -> auto& { return m.w_qkv.weight; }),
+        detail::member(BOOST_HANA_STRING("in_proj_bias"), [](auto& m) -> auto& { return m.w_qkv.bias; }),
+        detail::member(BOOST_HANA_STRING("out_proj"), &fused_multi_head_attention::out_proj),
+        detail::buffer(BOOST_HANA_STRING("mask")));
+  }
   /// sqrt(head_dim) as a T: the scores are divided by it.
   static constexpr T score_divisor = detail::sqrt(static_cast<T>(layout_head_dim_));
 

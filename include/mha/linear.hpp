@@ -10,6 +10,7 @@
 
 #include <mha/detail/contracts.hpp>
 #include <mha/detail/kernels.hpp>
+#include <mha/detail/parameter_description.hpp>
 #include <mha/tensor.hpp>
 
 #include <mha/detail/macros.hpp>
@@ -128,6 +129,13 @@ struct linear {
   /// OutFeatures * InFeatures weights, plus OutFeatures biases when Bias.
   static constexpr std::size_t parameter_count =
       OutFeatures * InFeatures + (Bias ? OutFeatures : 0);
+  /// The members for mha::for_each_parameter (nn.Linear's named_parameters():
+  /// `weight`, `bias`; a no_bias bias is no parameter).
+  static constexpr auto parameter_description() noexcept {
+    return detail::describe(BOOST_HANA_STRING("mha::linear"),
+                            detail::member(BOOST_HANA_STRING("weight"), &linear::weight),
+                            detail::member(BOOST_HANA_STRING("bias"), &linear::bias));
+  }
 
   /// y[..][o] = bias[o] (when Bias) + sum_i x[..][i] * weight[o][i], for x of
   /// any rank whose last extent is InFeatures; returns the same shape with

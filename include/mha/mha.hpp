@@ -18,6 +18,7 @@
 #include <mha/linear.hpp>
 #include <mha/multi_head_attention.hpp>
 #include <mha/multi_head_attention_wrapper.hpp>
+#include <mha/parameters.hpp>
 #include <mha/status.hpp>
 #include <mha/tensor.hpp>
 #include <mha/version.hpp>

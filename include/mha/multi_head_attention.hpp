@@ -15,6 +15,7 @@
 #include <mha/detail/kernels.hpp>
 #include <mha/detail/math.hpp>
 #include <mha/detail/module_interface.hpp>
+#include <mha/detail/parameter_walk.hpp>
 #include <mha/linear.hpp>
 #include <mha/tensor.hpp>
 
@@ -90,8 +91,15 @@ struct multi_head_attention {
   static constexpr bool qkv_bias = QkvBias;
   /// Trainable parameters: 3 * (DOut*DIn + (QkvBias ? DOut : 0)) + DOut*DOut + DOut.
   /// GPT-2 small (768, 768, 12 heads, no qkv bias): 2,360,064 (book Exercise 3.3).
-  static constexpr std::size_t parameter_count =
-      3 * (DOut * DIn + (QkvBias ? DOut : 0)) + DOut * DOut + DOut;
+  /// (The sum over the parameter walk, mha/parameters.hpp.)
+  static constexpr std::size_t parameter_count = detail::params::count<multi_head_attention>();
+  /// The members for mha::for_each_parameter, as the book's
+  /// MultiHeadAttention's named_parameters() (`mask` is a buffer).
+  static constexpr auto parameter_description() noexcept {
+    return detail::book_attention_description<multi_head_attention>(
+        BOOST_HANA_STRING("mha::multi_head_attention"),
+        detail::member(BOOST_HANA_STRING("out_proj"), &multi_head_attention::out_proj));
+  }
   /// sqrt(head_dim) as a T: the scores are divided by it.
   static constexpr T score_divisor = detail::sqrt(static_cast<T>(layout_head_dim_));
 

@@ -17,6 +17,7 @@
 #include <mha/detail/attention.hpp>
 #include <mha/detail/contracts.hpp>
 #include <mha/detail/module_interface.hpp>
+#include <mha/detail/parameter_walk.hpp>
 #include <mha/tensor.hpp>
 
 #include <mha/detail/macros.hpp>
@@ -68,7 +69,17 @@ struct multi_head_attention_wrapper {
   static constexpr std::size_t head_dim = DOut;                  ///< each head's width
   static constexpr std::size_t output_width = NumHeads * DOut;   ///< concatenated width
   static constexpr bool qkv_bias = QkvBias;
-  static constexpr std::size_t parameter_count = NumHeads * head_type::parameter_count;
+  /// NumHeads * head_type::parameter_count (the sum over the parameter walk).
+  static constexpr std::size_t parameter_count =
+      detail::params::count<multi_head_attention_wrapper>();
+  /// The members for mha::for_each_parameter, as the book's
+  /// MultiHeadAttentionWrapper's named_parameters(): `heads` (an nn.ModuleList,
+  /// here the hana::tuple; names heads.0.W_query.weight, ...).
+  static constexpr auto parameter_description() noexcept {
+    return detail::describe(
+        BOOST_HANA_STRING("mha::multi_head_attention_wrapper"),
+        detail::member(BOOST_HANA_STRING("heads"), &multi_head_attention_wrapper::heads));
+  }
 
  private:
   /// Column offset H * DOut of head H's block of the output, after checking H.

@@ -59,6 +59,8 @@ set(MHA_COMPILE_FAIL_CASES
   # the dynamic module's T error names the module (issue 12, section 4)
   "dynamic_ca_element_type|mha::dynamic::causal_attention: T must be float or double"
   "dynamic_wrapper_element_type|mha::dynamic::multi_head_attention_wrapper: T must be float or double"
+  "parameter_names_dynamic|mha::parameter_names: M must be a fixed-size module"
+  "for_each_parameter_not_module|mha::for_each_parameter: the model type has no parameter_description\\(\\)"
   # every contract of mha::fused_multi_head_attention and fuse_qkv (issue 11, 2.2, 2.3)
   "fused_element_type|mha::fused_multi_head_attention: T must be float or double"
   "fused_zero_din|mha::fused_multi_head_attention: DIn must be greater than 0"

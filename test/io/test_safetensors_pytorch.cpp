@@ -4,6 +4,7 @@
 #include <cmath>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <vector>
 
@@ -492,4 +493,57 @@ TEST_CASE("interleaved_per_head in the other fused formats (transposed Conv1D to
   mha::dynamic::tensor<float> xt({2, 7, 12});
   std::copy(x.begin(), x.end(), xt.begin());
   check_close(dyn.forward(xt), expected, 2e-6, 1e-7);
+}
+
+namespace {
+/// A module the loader has never heard of: the book's MultiHeadAttention
+/// written as four mha::linear members and a description.
+template <std::size_t DIn, std::size_t DOut, std::size_t Ctx, std::size_t Heads>
+struct user_attention {
+  using value_type = float;
+  static constexpr std::size_t d_in = DIn, d_out = DOut, context_length = Ctx, num_heads = Heads;
+  static constexpr bool qkv_bias = true;
+  mha::linear<float, DIn, DOut> q, k, v;
+  mha::linear<float, DOut, DOut> o;
+  static constexpr auto parameter_description() noexcept {
+    using mha::detail::member;
+    return mha::detail::describe(BOOST_HANA_STRING("user_attention"),
+                                 member(BOOST_HANA_STRING("W_query"), &user_attention::q),
+                                 member(BOOST_HANA_STRING("W_key"), &user_attention::k),
+                                 member(BOOST_HANA_STRING("W_value"), &user_attention::v),
+                                 member(BOOST_HANA_STRING("out_proj"), &user_attention::o),
+                                 mha::detail::buffer(BOOST_HANA_STRING("mask")));
+  }
+};
+
+/// Loads `file` into U and into the library module M; their walks must agree value for value.
+template <class U, class M>
+void check_user_module(const char* file, mha::io::checkpoint_format format) {
+  const auto path = data_file(file);
+  mha::io::load_options o;
+  o.format = format;
+  o.expected_num_heads = U::num_heads;
+  auto u = std::make_unique<U>();
+  auto m = std::make_unique<M>();
+  const auto ru = mha::io::try_load_safetensors(path, *u, o);
+  INFO(ru.message);
+  REQUIRE(ru.ok());
+  REQUIRE(mha::io::try_load_safetensors(path, *m, o).ok());
+  std::vector<float> a, b;
+  mha::for_each_parameter(*u, [&](std::string_view, const auto& t) { a.insert(a.end(), t.begin(), t.end()); });
+  mha::for_each_parameter(*m, [&](std::string_view, const auto& t) { b.insert(b.end(), t.begin(), t.end()); });
+  CHECK(a.size() == M::parameter_count);
+  CHECK(a == b);
+  // Its errors name it like the library's modules.
+  mha::io::load_options wrong = o;
+  wrong.expected_num_heads = U::num_heads + 1;
+  const auto r = mha::io::try_load_safetensors(path, *u, wrong);
+  CHECK(r.message.find("user_attention") != std::string::npos);
+}
+}  // namespace
+
+TEST_CASE("a module with a description loads from safetensors without a loader change",
+          "[io][parameters]") {
+  check_user_module<user_attention<6, 8, 9, 4>, mha::multi_head_attention<float, 6, 8, 9, 4, true>>(
+      "book_mha_f32.safetensors", mha::io::checkpoint_format::book);
 }

@@ -71,6 +71,12 @@ class causal_attention : public detail::dynamic_module<causal_attention<T>, T> {
   std::size_t parameter_count() const noexcept {
     return w_query.parameter_count() + w_key.parameter_count() + w_value.parameter_count();
   }
+  /// The members for mha::for_each_parameter, as the book's CausalAttention's
+  /// named_parameters() (`mask` is a buffer, no parameter).
+  static constexpr auto parameter_description() noexcept {
+    return detail::book_attention_description<causal_attention>(
+        BOOST_HANA_STRING("mha::dynamic::causal_attention"));
+  }
 
   // forward(x), operator()(x), forward(x, out), forward(x, out, ws),
   // forward_training(x, seed), forward_training(x, out, seed) and

@@ -11,6 +11,7 @@
 
 #include <mha/detail/contracts.hpp>
 #include <mha/detail/kernels.hpp>
+#include <mha/detail/parameter_description.hpp>
 #include <mha/dynamic/tensor.hpp>
 
 #include <mha/detail/macros.hpp>
@@ -54,6 +55,15 @@ class linear {
   bool has_bias() const noexcept { return has_bias_; }
   std::size_t parameter_count() const noexcept {
     return out_features_ * in_features_ + (has_bias_ ? out_features_ : 0);
+  }
+  /// The members for mha::for_each_parameter (nn.Linear's named_parameters():
+  /// `weight`, and `bias` when has_bias()).
+  static constexpr auto parameter_description() noexcept {
+    return detail::describe(
+        BOOST_HANA_STRING("mha::dynamic::linear"),
+        detail::member(BOOST_HANA_STRING("weight"), &linear::weight),
+        detail::optional_member(BOOST_HANA_STRING("bias"), &linear::bias,
+                                [](const linear& l) { return l.has_bias(); }));
   }
 
   /// y[..][o] = bias[o] + sum_i x[..][i] weight[o][i] for x of any rank whose

@@ -76,6 +76,13 @@ class multi_head_attention : public detail::dynamic_module<multi_head_attention<
     return w_query.parameter_count() + w_key.parameter_count() + w_value.parameter_count() +
            out_proj.parameter_count();
   }
+  /// The members for mha::for_each_parameter, as the book's
+  /// MultiHeadAttention's named_parameters() (`mask` is a buffer).
+  static constexpr auto parameter_description() noexcept {
+    return detail::book_attention_description<multi_head_attention>(
+        BOOST_HANA_STRING("mha::dynamic::multi_head_attention"),
+        detail::member(BOOST_HANA_STRING("out_proj"), &multi_head_attention::out_proj));
+  }
 
   // forward(x), operator()(x), forward(x, out), forward(x, out, ws),
   // forward_training(x, seed), forward_training(x, out, seed) and

@@ -92,6 +92,14 @@ class multi_head_attention_wrapper : public detail::dynamic_module<multi_head_at
     for (const auto& h : heads) n += h.parameter_count();
     return n;
   }
+  /// The members for mha::for_each_parameter, as the book's
+  /// MultiHeadAttentionWrapper's named_parameters(): `heads` (an nn.ModuleList;
+  /// names heads.0.W_query.weight, ..., one per element of the vector).
+  static constexpr auto parameter_description() noexcept {
+    return detail::describe(
+        BOOST_HANA_STRING("mha::dynamic::multi_head_attention_wrapper"),
+        detail::member(BOOST_HANA_STRING("heads"), &multi_head_attention_wrapper::heads));
+  }
 
   // forward(x), operator()(x), forward(x, out), forward(x, out, ws),
   // forward_training(x, seed), forward_training(x, out, seed) and

@@ -251,7 +251,9 @@ error load_into(byte_source& src, Model& model, const load_options& opt,
 template <class Model>
 constexpr void check_loadable() noexcept {
   static_assert(is_loadable_v<Model>,
-                "mha::io::load_safetensors: the model must be an mha::causal_attention, "
+                "mha::io::load_safetensors: the model must be an attention module with a "
+                "parameter_description() (mha/parameters.hpp) and the attention hyperparameters "
+                "d_in, d_out, context_length, num_heads, qkv_bias: mha::causal_attention, "
                 "multi_head_attention_wrapper, multi_head_attention, fused_multi_head_attention "
                 "or one of their mha::dynamic twins");
 }
@@ -267,7 +269,10 @@ constexpr void check_loadable() noexcept {
 ///
 /// Model: mha::causal_attention, multi_head_attention_wrapper,
 /// multi_head_attention, fused_multi_head_attention (any template arguments),
-/// or their mha::dynamic twins (when exceptions are enabled). Tensor names and
+/// or their mha::dynamic twins (when exceptions are enabled); in general any
+/// module with a parameter_description() and the attention hyperparameters:
+/// the plan is made from its parameter walk (mha/parameters.hpp; in
+/// checkpoint_format::book the file's names are the walk's). Tensor names and
 /// layouts follow `options.format` (see checkpoint_format) and
 /// `options.layout`, each prefixed by `options.prefix`; the file's recorded
 /// hyperparameters and `options.expected_num_heads` are checked (see load_options). File dtypes F32, F64, F16, BF16 are converted to the

@@ -7,9 +7,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 #include <vector>
+
+#include <boost/hana/string.hpp>
 
 #include <mha/causal_attention.hpp>
 #include <mha/fused_multi_head_attention.hpp>
@@ -18,12 +21,11 @@
 #include <mha/linear.hpp>
 #include <mha/multi_head_attention.hpp>
 #include <mha/multi_head_attention_wrapper.hpp>
+#include <mha/parameters.hpp>
 
 #if defined(__cpp_exceptions) || defined(__EXCEPTIONS)
 #include <mha/dynamic.hpp>
 #endif
-
-#include <mha/detail/macros.hpp>  // MHA_IO_HAVE_DYNAMIC: with exceptions
 
 namespace mha::io::detail {
 
@@ -73,12 +75,16 @@ struct linear_ref {
   bool has_bias = false;
 };
 
-template <class T, std::size_t In, std::size_t Out, bool Bias>
-linear_ref<T> ref_of(mha::linear<T, In, Out, Bias>& l) noexcept {
-  linear_ref<T> r{l.weight.data(), nullptr, Out, In, Bias};
-  if constexpr (Bias) r.bias = l.bias.data();
-  return r;
-}
+/// One entry of the model's parameter walk (mha/parameters.hpp), as the
+/// loader sees it: a parameter (data, shape), an absent parameter (a bias the
+/// model does not have) or a buffer (the book's causal mask).
+template <class T>
+struct walked_entry {
+  enum class kind { parameter, absent, buffer } type = kind::parameter;
+  std::string name;  ///< walk name, e.g. "heads.0.W_query.weight"
+  T* data = nullptr;
+  std::vector<std::uint64_t> shape;
+};
 
 /// Generic description of an attention model for planning.
 template <class T>
@@ -89,7 +95,8 @@ struct attention_desc {
   std::vector<linear_ref<T>> q, k, v;  ///< one per head for the wrapper, else one
   linear_ref<T> out_proj;              ///< multi only
   bool fused = false;                  ///< q, k, v rows are contiguous blocks of one [3 d_out][d_in]
-  std::string model_name;
+  std::string model_name;              ///< the description's name, e.g. "mha::causal_attention"
+  std::vector<walked_entry<T>> walked; ///< the parameter walk, in order
 };
 
 template <class T>
@@ -166,7 +173,7 @@ std::vector<sink<T>> fused_sinks(const attention_desc<T>& d, qkv_layout layout, 
 template <class T>
 error make_plan(const attention_desc<T>& d, checkpoint_format format, qkv_layout layout,
                 const std::string& prefix, plan<T>& p) {
-  using kind = typename attention_desc<T>::kind;
+  using desc_kind = typename attention_desc<T>::kind;
   p.context_length = d.context_length;
   const std::size_t E = d.d_out;
   switch (format) {
@@ -176,21 +183,48 @@ error make_plan(const attention_desc<T>& d, checkpoint_format format, qkv_layout
                           "load_options::layout is qkv_layout::interleaved_per_head, but "
                           "checkpoint_format::book stores W_query, W_key and W_value as separate "
                           "tensors (the layout applies to pytorch_multihead, gpt2 and neox)");
-      if (d.type == kind::wrapper) {
-        for (std::size_t h = 0; h < d.num_heads; ++h) {
-          const std::string hp = prefix + "heads." + std::to_string(h) + ".";
-          add_linear(p, hp + "W_query", d.q[h], true);
-          add_linear(p, hp + "W_key", d.k[h], true);
-          add_linear(p, hp + "W_value", d.v[h], true);
-          p.tensors.push_back(other_tensor<T>(hp + "mask", role::mask));
+      // The walk's names with the prefix; a packed in_proj (nn.MultiheadAttention's
+      // names) is stored as the book's W_query, W_key and W_value.
+      using kind = typename walked_entry<T>::kind;
+      const auto ends_with = [](const std::string& s, std::string_view end) {
+        return s.size() >= end.size() && s.compare(s.size() - end.size(), end.size(), end) == 0;
+      };
+      for (const auto& e : d.walked) {
+        const std::string name = prefix + e.name;
+        if (e.type == kind::buffer) {
+          if (ends_with(e.name, "mask")) p.tensors.push_back(other_tensor<T>(name, role::mask));
+        } else if (ends_with(e.name, "in_proj_weight")) {
+          const std::string base = prefix + e.name.substr(0, e.name.size() - 14);
+          const walked_entry<T>* bias = nullptr;
+          for (const auto& b : d.walked)
+            if (b.name == e.name.substr(0, e.name.size() - 14) + "in_proj_bias") bias = &b;
+          const std::size_t rows = static_cast<std::size_t>(e.shape[0] / 3);
+          const std::size_t in = static_cast<std::size_t>(e.shape[1]);
+          const char* parts[3] = {"W_query", "W_key", "W_value"};
+          for (std::size_t i = 0; i < 3; ++i) {
+            p.tensors.push_back(weight_tensor<T>(base + parts[i] + ".weight", {rows, in},
+                                                 {copy_sink(e.data + i * rows * in, rows, in)}));
+            if (bias != nullptr && bias->type == kind::parameter)
+              p.tensors.push_back(weight_tensor<T>(base + parts[i] + ".bias", {rows},
+                                                   {copy_sink(bias->data + i * rows, 1, rows)},
+                                                   "the model has qkv_bias = true"));
+            else
+              p.tensors.push_back(other_tensor<T>(base + parts[i] + ".bias", role::forbidden,
+                                                  "the model has qkv_bias = false"));
+          }
+        } else if (ends_with(e.name, "in_proj_bias")) {
+          // planned with in_proj_weight
+        } else if (e.type == kind::absent) {
+          p.tensors.push_back(other_tensor<T>(name, role::forbidden, "the model has qkv_bias = false"));
+        } else {
+          std::size_t n = 1;
+          for (const auto x : e.shape) n *= static_cast<std::size_t>(x);
+          const bool qkv = ends_with(e.name, "W_query.bias") || ends_with(e.name, "W_key.bias") ||
+                           ends_with(e.name, "W_value.bias");
+          p.tensors.push_back(weight_tensor<T>(name, e.shape, {copy_sink(e.data, 1, n)},
+                                               qkv ? "the model has qkv_bias = true" : ""));
         }
-        return {};
       }
-      add_linear(p, prefix + "W_query", d.q[0], true);
-      add_linear(p, prefix + "W_key", d.k[0], true);
-      add_linear(p, prefix + "W_value", d.v[0], true);
-      if (d.type == kind::multi) add_linear(p, prefix + "out_proj", d.out_proj, false);
-      p.tensors.push_back(other_tensor<T>(prefix + "mask", role::mask));
       return {};
     }
     case checkpoint_format::pytorch_multihead:
@@ -199,7 +233,7 @@ error make_plan(const attention_desc<T>& d, checkpoint_format format, qkv_layout
       const bool torch = format == checkpoint_format::pytorch_multihead;
       const bool gpt2 = format == checkpoint_format::gpt2;
       const char* fmt = to_string(format);
-      if (d.type != kind::multi)
+      if (d.type != desc_kind::multi)
         return make_error(load_errc::model, "",
                           std::string("checkpoint_format::") + fmt + " holds a packed multi-head "
                           "attention with out_proj; load it into mha::multi_head_attention, "
@@ -266,134 +300,133 @@ error make_plan(const attention_desc<T>& d, checkpoint_format format, qkv_layout
   return make_error(load_errc::model, "", "unknown checkpoint_format");
 }
 
-// ------------------------------------------------------------ fixed-size models
+// ------------------------------------------------------------ any described model
 
-template <class T, std::size_t DIn, std::size_t DOut, std::size_t Ctx, bool B>
-error describe(mha::causal_attention<T, DIn, DOut, Ctx, B>& m, attention_desc<T>& d) {
-  d.type = attention_desc<T>::kind::single;
-  d.d_in = DIn, d.d_out = DOut, d.context_length = Ctx, d.num_heads = 1, d.qkv_bias = B;
-  d.q = {ref_of(m.w_query)}, d.k = {ref_of(m.w_key)}, d.v = {ref_of(m.w_value)};
-  d.model_name = "mha::causal_attention";
-  return {};
-}
-
-template <class T, std::size_t DIn, std::size_t DOut, std::size_t Ctx, std::size_t H, bool B>
-error describe(mha::multi_head_attention_wrapper<T, DIn, DOut, Ctx, H, B>& m, attention_desc<T>& d) {
-  d.type = attention_desc<T>::kind::wrapper;
-  d.d_in = DIn, d.d_out = DOut, d.context_length = Ctx, d.num_heads = H, d.qkv_bias = B;
-  [&]<std::size_t... I>(std::index_sequence<I...>) {
-    ((d.q.push_back(ref_of(m.template head<I>().w_query)),
-      d.k.push_back(ref_of(m.template head<I>().w_key)),
-      d.v.push_back(ref_of(m.template head<I>().w_value))),
-     ...);
-  }(std::make_index_sequence<H>{});
-  d.model_name = "mha::multi_head_attention_wrapper";
-  return {};
-}
-
-template <class T, std::size_t DIn, std::size_t DOut, std::size_t Ctx, std::size_t H, bool B>
-error describe(mha::multi_head_attention<T, DIn, DOut, Ctx, H, B>& m, attention_desc<T>& d) {
-  d.type = attention_desc<T>::kind::multi;
-  d.d_in = DIn, d.d_out = DOut, d.context_length = Ctx, d.num_heads = H, d.qkv_bias = B;
-  d.q = {ref_of(m.w_query)}, d.k = {ref_of(m.w_key)}, d.v = {ref_of(m.w_value)};
-  d.out_proj = ref_of(m.out_proj);
-  d.model_name = "mha::multi_head_attention";
-  return {};
-}
-
-template <class T, std::size_t DIn, std::size_t DOut, std::size_t Ctx, std::size_t H, bool B>
-error describe(mha::fused_multi_head_attention<T, DIn, DOut, Ctx, H, B>& m, attention_desc<T>& d) {
-  d.type = attention_desc<T>::kind::multi;
-  d.d_in = DIn, d.d_out = DOut, d.context_length = Ctx, d.num_heads = H, d.qkv_bias = B;
-  // Q, K, V are row blocks 0, 1, 2 of the fused [3 DOut][DIn] weight (and [3 DOut] bias).
-  for (std::size_t i = 0; i < 3; ++i) {
-    linear_ref<T> r{m.w_qkv.weight.data() + i * DOut * DIn, nullptr, DOut, DIn, B};
-    if constexpr (B) r.bias = m.w_qkv.bias.data() + i * DOut;
-    (i == 0 ? d.q : i == 1 ? d.k : d.v).push_back(r);
+/// The attention hyperparameters of `m`: static members of a fixed-size
+/// module (M::d_in), member functions of an mha::dynamic one (m.d_in()).
+template <class M, class T>
+void read_hyperparameters(const M& m, attention_desc<T>& d) {
+  if constexpr (requires { m.d_in(); }) {
+    d.d_in = m.d_in(), d.d_out = m.d_out(), d.context_length = m.context_length();
+    d.num_heads = m.num_heads(), d.qkv_bias = m.qkv_bias();
+  } else {
+    d.d_in = M::d_in, d.d_out = M::d_out, d.context_length = M::context_length;
+    d.num_heads = M::num_heads, d.qkv_bias = M::qkv_bias;
   }
-  d.out_proj = ref_of(m.out_proj);
-  d.fused = true;
-  d.model_name = "mha::fused_multi_head_attention";
-  return {};
 }
 
-// ------------------------------------------------------------ mha::dynamic models
-#if defined(MHA_IO_HAVE_DYNAMIC)
-
-template <class T>
-error ref_of_dynamic(mha::dynamic::linear<T>& l, const char* what, linear_ref<T>& r) {
-  const bool ok_w = l.weight.shape() == std::vector<std::size_t>{l.out_features(), l.in_features()};
-  const bool ok_b = !l.has_bias() || l.bias.shape() == std::vector<std::size_t>{l.out_features()};
-  if (!ok_w || !ok_b)
-    return make_error(load_errc::model, "",
-                      std::string("the model's ") + what +
-                          " weight or bias was replaced by a tensor of another shape (weight " +
-                          mha::dynamic::shape_string(l.weight.shape()) + ")");
-  r = linear_ref<T>{l.weight.data(), l.has_bias() ? l.bias.data() : nullptr, l.out_features(),
-                    l.in_features(), l.has_bias()};
-  return {};
+/// The shape of a parameter tensor (fixed or mha::dynamic).
+template <class X>
+std::vector<std::uint64_t> shape_of(const X& t) {
+  if constexpr (requires { t.shape(); })
+    return std::vector<std::uint64_t>(t.shape().begin(), t.shape().end());
+  else
+    return std::vector<std::uint64_t>(X::extents.begin(), X::extents.end());
 }
 
+/// Records the walk; checks the mha::dynamic layers on the way (a weight or
+/// bias replaced by a tensor of another shape is a load_errc::model error).
 template <class T>
-error describe(mha::dynamic::causal_attention<T>& m, attention_desc<T>& d) {
-  d.type = attention_desc<T>::kind::single;
-  d.d_in = m.d_in(), d.d_out = m.d_out(), d.context_length = m.context_length();
-  d.num_heads = 1, d.qkv_bias = m.qkv_bias();
-  d.q.resize(1), d.k.resize(1), d.v.resize(1);
-  if (auto e = ref_of_dynamic(m.w_query, "W_query", d.q[0])) return e;
-  if (auto e = ref_of_dynamic(m.w_key, "W_key", d.k[0])) return e;
-  if (auto e = ref_of_dynamic(m.w_value, "W_value", d.v[0])) return e;
-  d.model_name = "mha::dynamic::causal_attention";
-  return {};
-}
-
-template <class T>
-error describe(mha::dynamic::multi_head_attention_wrapper<T>& m, attention_desc<T>& d) {
-  d.type = attention_desc<T>::kind::wrapper;
-  d.d_in = m.d_in(), d.d_out = m.d_out(), d.context_length = m.context_length();
-  d.num_heads = m.num_heads(), d.qkv_bias = m.qkv_bias();
-  if (m.heads.size() != m.num_heads())
-    return make_error(load_errc::model, "",
-                      "the model's heads vector holds " + std::to_string(m.heads.size()) +
-                          " heads, expected num_heads = " + std::to_string(m.num_heads()));
-  d.q.resize(d.num_heads), d.k.resize(d.num_heads), d.v.resize(d.num_heads);
-  for (std::size_t h = 0; h < d.num_heads; ++h) {
-    auto& head = m.heads[h];
-    if (head.d_in() != d.d_in || head.d_out() != d.d_out || head.qkv_bias() != d.qkv_bias)
-      return make_error(load_errc::model, "", "head " + std::to_string(h) + " has other sizes than the wrapper");
-    if (auto e = ref_of_dynamic(head.w_query, "W_query", d.q[h])) return e;
-    if (auto e = ref_of_dynamic(head.w_key, "W_key", d.k[h])) return e;
-    if (auto e = ref_of_dynamic(head.w_value, "W_value", d.v[h])) return e;
+struct plan_visitor {
+  std::vector<walked_entry<T>>& out;
+  error& failure;
+  template <class X>
+  void operator()(mha::detail::params::parameter_tag, std::string_view name, X& t) const {
+    out.push_back({walked_entry<T>::kind::parameter, std::string(name), t.data(), shape_of(t)});
   }
-  d.model_name = "mha::dynamic::multi_head_attention_wrapper";
+  template <class X>
+  void operator()(mha::detail::params::absent_tag, std::string_view name, X&) const {
+    out.push_back({walked_entry<T>::kind::absent, std::string(name), nullptr, {}});
+  }
+  template <class X>
+  void operator()(mha::detail::params::buffer_tag, std::string_view name, X&) const {
+    out.push_back({walked_entry<T>::kind::buffer, std::string(name), nullptr, {}});
+  }
+  template <class X>
+  void operator()(mha::detail::params::module_tag, std::string_view name, X& l) const {
+    if constexpr (requires { l.check_parameters(); l.in_features(); l.out_features(); }) {
+      const bool ok_w = l.weight.shape() == std::vector<std::size_t>{l.out_features(), l.in_features()};
+      const bool ok_b = !l.has_bias() || l.bias.shape() == std::vector<std::size_t>{l.out_features()};
+      if ((!ok_w || !ok_b) && !failure)
+        failure = make_error(load_errc::model, "",
+                             "the model's " + std::string(name) +
+                                 " weight or bias was replaced by a tensor of another shape (weight " +
+                                 shape_text(shape_of(l.weight)) + ")");
+    }
+  }
+};
+
+/// The description of `model` for planning, from its parameter walk: the
+/// hyperparameters, the walked entries, the kind (a `heads` list: the
+/// wrapper; an `out_proj`: a multi-head attention) and, for the packed
+/// formats, the query/key/value/out_proj layers by their PyTorch names
+/// (W_query.weight, ... or nn.MultiheadAttention's in_proj_weight).
+template <class Model, class T>
+error describe(Model& model, attention_desc<T>& d) {
+  read_hyperparameters(model, d);
+  d.model_name = std::string(mha::detail::params::module_name<Model>());
+  if constexpr (requires { model.heads.size(); model.num_heads(); }) {  // a run-time heads list
+    if (model.heads.size() != model.num_heads())
+      return make_error(load_errc::model, "",
+                        "the model's heads vector holds " + std::to_string(model.heads.size()) +
+                            " heads, expected num_heads = " + std::to_string(model.num_heads()));
+    for (std::size_t h = 0; h < model.heads.size(); ++h) {
+      const auto& head = model.heads[h];
+      if (head.d_in() != d.d_in || head.d_out() != d.d_out || head.qkv_bias() != d.qkv_bias)
+        return make_error(load_errc::model, "",
+                          "head " + std::to_string(h) + " has other sizes than the wrapper");
+    }
+  }
+  error failure;
+  plan_visitor<T> visit{d.walked, failure};
+  mha::detail::params::walk(mha::detail::params::static_prefix{}, boost::hana::string<>{}, model,
+                            visit);
+  if (failure) return failure;
+  const auto find = [&](const std::string& name) -> const walked_entry<T>* {
+    for (const auto& e : d.walked)
+      if (e.name == name && e.type == walked_entry<T>::kind::parameter) return &e;
+    return nullptr;
+  };
+  bool wrapper = false;
+  for (const auto& e : d.walked) wrapper = wrapper || e.name.rfind("heads.", 0) == 0;
+  const walked_entry<T>* out_w = find("out_proj.weight");
+  d.type = wrapper ? attention_desc<T>::kind::wrapper
+                   : out_w ? attention_desc<T>::kind::multi : attention_desc<T>::kind::single;
+  if (d.type != attention_desc<T>::kind::multi) return {};
+  // The layers of a packed format: separate W_query/W_key/W_value, or one in_proj.
+  const std::size_t E = d.d_out, in = d.d_in;
+  const walked_entry<T>* out_b = find("out_proj.bias");
+  d.out_proj = linear_ref<T>{out_w->data, out_b ? out_b->data : nullptr, E, E, out_b != nullptr};
+  if (const walked_entry<T>* w = find("in_proj_weight")) {
+    const walked_entry<T>* b = find("in_proj_bias");
+    for (std::size_t i = 0; i < 3; ++i)
+      (i == 0 ? d.q : i == 1 ? d.k : d.v)
+          .push_back(linear_ref<T>{w->data + i * E * in, b ? b->data + i * E : nullptr, E, in,
+                                   b != nullptr});
+    d.fused = true;
+    return {};
+  }
+  for (const char* part : {"W_query", "W_key", "W_value"}) {
+    const walked_entry<T>* w = find(std::string(part) + ".weight");
+    const walked_entry<T>* b = find(std::string(part) + ".bias");
+    if (w == nullptr)
+      return make_error(load_errc::model, "",
+                        d.model_name + " has out_proj but no " + part +
+                            ".weight or in_proj_weight parameter");
+    (part[2] == 'q' ? d.q : part[2] == 'k' ? d.k : d.v)
+        .push_back(linear_ref<T>{w->data, b ? b->data : nullptr, E, in, b != nullptr});
+  }
   return {};
 }
 
-template <class T>
-error describe(mha::dynamic::multi_head_attention<T>& m, attention_desc<T>& d) {
-  d.type = attention_desc<T>::kind::multi;
-  d.d_in = m.d_in(), d.d_out = m.d_out(), d.context_length = m.context_length();
-  d.num_heads = m.num_heads(), d.qkv_bias = m.qkv_bias();
-  d.q.resize(1), d.k.resize(1), d.v.resize(1);
-  if (auto e = ref_of_dynamic(m.w_query, "W_query", d.q[0])) return e;
-  if (auto e = ref_of_dynamic(m.w_key, "W_key", d.k[0])) return e;
-  if (auto e = ref_of_dynamic(m.w_value, "W_value", d.v[0])) return e;
-  if (auto e = ref_of_dynamic(m.out_proj, "out_proj", d.out_proj)) return e;
-  d.model_name = "mha::dynamic::multi_head_attention";
-  return {};
-}
-
-#endif  // MHA_IO_HAVE_DYNAMIC
-
-/// True for the model types the loader knows.
-template <class Model, class = void>
-inline constexpr bool is_loadable_v = false;
+/// True for the model types the loader takes: a module with a
+/// parameter_description() (mha/parameters.hpp) and the attention
+/// hyperparameters (d_in, d_out, context_length, num_heads, qkv_bias).
 template <class Model>
-inline constexpr bool is_loadable_v<
-    Model, std::void_t<decltype(describe(std::declval<Model&>(),
-                                         std::declval<attention_desc<typename Model::value_type>&>()))>> =
-    true;
+inline constexpr bool is_loadable_v =
+    mha::detail::params::described<Model> && requires(const Model& m, attention_desc<typename Model::value_type>& d) {
+      read_hyperparameters(m, d);
+    };
 
 }  // namespace mha::io::detail
 
-#include <mha/detail/macros_undef.hpp>

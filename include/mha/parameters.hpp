@@ -1,0 +1,143 @@
+// mha/parameters.hpp -- named parameters: one compile-time walk over every
+// module, as PyTorch's named_parameters().
+#pragma once
+
+#include <mha/detail/cxx20_check.hpp>
+#ifndef MHA_DETAIL_NO_CXX20
+
+#include <array>
+#include <cstddef>
+#include <span>
+#include <string_view>
+#include <type_traits>
+
+#include <mha/detail/parameter_walk.hpp>
+#include <mha/status.hpp>
+
+#if defined(__cpp_exceptions) || defined(__EXCEPTIONS)
+#include <stdexcept>
+#include <string>
+#endif
+
+namespace mha {
+
+namespace detail::params {
+/// The visitor of for_each_parameter: forwards the parameters to f.
+template <class F>
+struct parameter_visitor {
+  F& f;
+  template <class X>
+  constexpr void operator()(parameter_tag, std::string_view name, X& tensor) const {
+    f(name, tensor);
+  }
+  template <class Tag, class X>
+  constexpr void operator()(Tag, std::string_view, X&) const noexcept {}
+};
+}  // namespace detail::params
+
+/// Calls `f(name, tensor)` for every parameter tensor of `model`, in the
+/// order and with the names of PyTorch's `named_parameters()` for the book's
+/// classes (Raschka, chapter 3; torch.nn.MultiheadAttention for the fused
+/// module):
+///
+///   causal_attention             W_query.weight, [W_query.bias,] W_key.weight, [W_key.bias,]
+///                                W_value.weight, [W_value.bias]
+///   multi_head_attention         the same, then out_proj.weight, out_proj.bias
+///   multi_head_attention_wrapper heads.0.W_query.weight, ..., heads.1.W_query.weight, ...
+///   fused_multi_head_attention   in_proj_weight, [in_proj_bias,] out_proj.weight, out_proj.bias
+///   linear                       weight, [bias]
+///
+/// (bracketed: with qkv_bias / Bias). The causal `mask` is a buffer, no
+/// parameter, and is not visited. `model` is any fixed-size module or its
+/// mha::dynamic twin, const or not. `name` is a std::string_view (for the
+/// fixed-size modules it points to static storage, the same characters as
+/// mha::parameter_names<M>; for an mha::dynamic wrapper it is valid during the
+/// call only); `tensor` is the member itself: `mha::tensor<T, E...>&` (const&
+/// for a const model) or `mha::dynamic::tensor<T>&`. The walk is generated at
+/// compile time from the module's parameter_description(): for a fixed-size
+/// module it allocates nothing, throws nothing itself, and is usable in
+/// constant expressions. A module type without a description is a
+/// compile-time error.
+template <class M, class F>
+constexpr void for_each_parameter(M& model, F&& f) {
+  static_assert(detail::params::described<M>,
+                "mha::for_each_parameter: the model type has no parameter_description() (not an "
+                "mha module)");
+  if constexpr (detail::params::described<M>) {
+    const detail::params::parameter_visitor<std::remove_reference_t<F>> visit{f};
+    detail::params::walk(detail::params::static_prefix{}, boost::hana::string<>{}, model, visit);
+  }
+}
+
+namespace detail::params {
+/// parameter_names<M> after checking that M's walk is static.
+template <class M>
+constexpr auto checked_names() noexcept {
+  static_assert(is_static_v<M>,
+                "mha::parameter_names: M must be a fixed-size module (the parameters of an "
+                "mha::dynamic module are known only at run time: use for_each_parameter)");
+  if constexpr (is_static_v<M>)
+    return names<M>();
+  else
+    return std::array<std::string_view, 0>{};
+}
+}  // namespace detail::params
+
+/// The names for_each_parameter visits for the fixed-size module type M, in
+/// the same order, at compile time: a `constexpr std::array<std::string_view,
+/// K>` (K = the number of parameter tensors), e.g.
+/// `parameter_names<mha::causal_attention<float, 3, 2, 6>>` is {"W_query.weight",
+/// "W_key.weight", "W_value.weight"}. Composed at compile time from the
+/// modules' descriptions (boost::hana::string concatenation). Not defined for
+/// mha::dynamic modules, whose parameters (the bias, the wrapper's head
+/// count) are run-time facts: a compile-time error "mha::parameter_names: M
+/// must be a fixed-size module ..."; walk their objects with for_each_parameter.
+template <class M>
+inline constexpr auto parameter_names = detail::params::checked_names<std::remove_cv_t<M>>();
+
+/// Fills every parameter of the fixed-size `model` from `values`, in walk
+/// order (for_each_parameter's), each tensor row-major: what PyTorch gives as
+/// `torch.cat([p.flatten() for p in m.parameters()])` for the book's class.
+/// Returns status::ok, or status::bad_size when values.size() differs from
+/// the model's parameter count (M::parameter_count), and then writes nothing.
+/// noexcept, no allocation, usable in constant expressions.
+template <class M>
+  requires(detail::params::is_static_v<M> && !std::is_const_v<M>)
+[[nodiscard]] constexpr status load_parameters(
+    M& model, std::span<const typename M::value_type> values) noexcept {
+  if (values.size() != detail::params::count<M>()) return status::bad_size;
+  std::size_t at = 0;
+  for_each_parameter(model, [&](std::string_view, auto& tensor) {
+    for (auto& e : tensor) e = values[at++];
+  });
+  return status::ok;
+}
+
+#if defined(__cpp_exceptions) || defined(__EXCEPTIONS)
+/// Fills every parameter of the mha::dynamic `model` from `values`, in walk
+/// order (as the fixed-size overload; PyTorch's flattened parameters()), each
+/// tensor in its present shape. Throws std::invalid_argument naming both sizes
+/// ("mha::load_parameters: values holds 10 elements, the model has 12
+/// parameters") when values.size() differs from the sum of the tensors' sizes, and
+/// then writes nothing.
+template <class M>
+  requires(detail::params::described<M> && !detail::params::is_static_v<M> && !std::is_const_v<M>)
+void load_parameters(M& model, std::span<const typename M::value_type> values) {
+  std::size_t expected = 0;
+  for_each_parameter(model, [&](std::string_view, const auto& tensor) {
+    expected += static_cast<std::size_t>(tensor.end() - tensor.begin());
+  });
+  if (values.size() != expected)
+    throw std::invalid_argument("mha::load_parameters: values holds " +
+                                std::to_string(values.size()) + " elements, the model has " + std::to_string(expected) +
+                                " parameters");
+  std::size_t at = 0;
+  for_each_parameter(model, [&](std::string_view, auto& tensor) {
+    for (auto& e : tensor) e = values[at++];
+  });
+}
+#endif
+
+}  // namespace mha
+
+#endif  // MHA_DETAIL_NO_CXX20
