@@ -13,6 +13,7 @@
 // |a - pytorch| <= 1e-5 * max(1, |pytorch|) (issue 2: float 1e-5 relative).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <filesystem>
@@ -117,6 +118,29 @@ void require_pytorch(const mha::tensor<float, 2, 6, W>& out,
   REQUIRE(c.violations == 0);
 }
 
+/// Views of the test's own buffers, at an odd element offset (aligned for
+/// float only, not for any vector), give the owning-tensor calls' bits: the
+/// returning and the into-`out` forwards of the fixed-size module, rank 3 and
+/// rank 2, and the dynamic twin's.
+template <class Module, class Dynamic, std::size_t W>
+void check_views(const Module& m, const Dynamic& dyn, const mha::tensor<float, 2, 6, W>& out) {
+  constexpr std::size_t n_in = 2 * 6 * 3, n_out = 2 * 6 * W;
+  std::vector<float> in(1 + n_in), ob(1 + n_out, -1.0f), dob(1 + n_out, -1.0f);
+  std::copy(mha_book::batch.begin(), mha_book::batch.end(), in.begin() + 1);
+  const mha::tensor_view<const float, 2, 6, 3> x{in.data() + 1};
+  REQUIRE(mha_test::same_bits(m.forward(x), out));
+  m.forward(x, mha::tensor_view<float, 2, 6, W>{ob.data() + 1});
+  REQUIRE(mha_test::same_bits(ob.data() + 1, out.data(), n_out));
+  const auto single = m.forward(mha::tensor_view<const float, 6, 3>{in.data() + 1});
+  REQUIRE(mha_test::same_bits(single.data(), out.data(), single.size));
+
+  const mha::dynamic::tensor_view<const float> dx(in.data() + 1, {2, 6, 3});
+  REQUIRE(mha_test::same_bits(out, dyn.forward(dx)));
+  dyn.forward(dx, mha::dynamic::tensor_view<float>(dob.data() + 1, {2, 6, W}));
+  REQUIRE(mha_test::same_bits(dob.data() + 1, out.data(), n_out));
+  REQUIRE(dob[0] == -1.0f);  // nothing written before the view
+}
+
 template <class Module, class Expected>
 void check_module(const std::string& table, const Module& m, const Expected& pytorch) {
   const auto out = m.forward(mha_book::batch);
@@ -131,6 +155,8 @@ void check_module(const std::string& table, const Module& m, const Expected& pyt
   // One sequence as a rank-2 input gives the first batch element.
   const auto single = m.forward(mha_book::inputs);
   REQUIRE(mha_test::same_bits(single.data(), out.data(), single.size));
+
+  check_views(m, dyn, out);
 }
 
 // Largest |a - b| over two tensors, usable in constant expressions.

@@ -7,7 +7,9 @@
 // Exercise 3.3 answer (2,360,064). A head view is exactly one pointer.
 #include <catch2/catch.hpp>
 
+#include <array>
 #include <cstddef>
+#include <span>
 #include <type_traits>
 #include <utility>
 
@@ -190,6 +192,42 @@ constexpr bool view_addresses_match() {
   return v(1, 2, 1) == t(1, 2, 3) && v.row(0, 1) == &t(0, 1, 2) && v.base() == t.data();
 }
 static_assert(view_addresses_match());
+
+// ---------------------------------------------------------------- tensor_view
+using v263 = mha::tensor_view<const float, 2, 6, 3>;
+static_assert(v263::rank == 3 && v263::size == 36 && v263::extent(1) == 6 &&
+              v263::extents[2] == 3);
+static_assert(std::is_same_v<v263::element_type, const float> &&
+              std::is_same_v<v263::value_type, float>);
+static_assert(sizeof(v263) == sizeof(const float*) && std::is_trivially_copyable_v<v263>);
+static_assert(mha::is_tensor_view_v<v263> && !mha::is_tensor_view_v<t263> &&
+              !mha::is_tensor_v<v263>);
+// conversions: tensor -> view (const only from a const tensor), view -> view
+// of const, span / std::array of the same count; nothing of another shape
+static_assert(std::is_convertible_v<t263&, mha::tensor_view<float, 2, 6, 3>> &&
+              std::is_convertible_v<const t263&, v263> &&
+              !std::is_convertible_v<const t263&, mha::tensor_view<float, 2, 6, 3>> &&
+              std::is_convertible_v<mha::tensor_view<float, 2, 6, 3>, v263> &&
+              !std::is_convertible_v<v263, mha::tensor_view<float, 2, 6, 3>> &&
+              !std::is_convertible_v<t263&, mha::tensor_view<float, 6, 2, 3>> &&
+              std::is_convertible_v<std::span<const float, 36>, v263> &&
+              std::is_convertible_v<const std::array<float, 36>&, v263> &&
+              !std::is_convertible_v<std::array<float, 35>&, v263> &&
+              !std::is_convertible_v<const float*, v263> &&  // explicit from a pointer
+              std::is_constructible_v<v263, const float*>);
+// element access as std::mdspan: v(i, j, k), v[{i, j, k}], v[i] for rank 1,
+// row-major like the tensor, usable in constant expressions
+constexpr bool view_elements_match() {
+  t263 t{};
+  for (std::size_t i = 0; i < t.size; ++i) t.elements[i] = static_cast<float>(i);
+  const mha::tensor_view v{t};  // deduces tensor_view<float, 2, 6, 3>
+  const mha::tensor_view<const float, 36> flat{t.data()};
+  v(1, 2, 1) = -1.0f;
+  return t(1, 2, 1) == -1.0f && v[std::array<std::size_t, 3>{1, 5, 2}] == t(1, 5, 2) &&
+         flat[t263::offset_of(1, 5, 2)] == t(1, 5, 2) && v.data() == t.data() &&
+         v.data_handle() == t.data() && v.end() - v.begin() == 36;
+}
+static_assert(view_elements_match());
 
 }  // namespace
 

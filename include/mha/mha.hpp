@@ -20,6 +20,7 @@
 #include <mha/multi_head_attention_wrapper.hpp>
 #include <mha/status.hpp>
 #include <mha/tensor.hpp>
+#include <mha/tensor_view.hpp>
 #include <mha/version.hpp>
 
 #if defined(__cpp_exceptions) || defined(__EXCEPTIONS)

@@ -87,4 +87,11 @@ set(MHA_COMPILE_FAIL_CASES
   "inline_limit_tensor|mha::tensor: sizeof exceeds MHA_MAX_INLINE_BYTES"
   "inline_limit_workspace|mha::workspace: sizeof exceeds MHA_MAX_INLINE_BYTES"
   "inline_limit_kv_cache|mha::kv_cache: sizeof exceeds MHA_MAX_INLINE_BYTES"
+  "view_forward_last_extent|mha::multi_head_attention::forward: input last extent must equal DIn"
+  "view_output_shape|mha::causal_attention::forward: output must be a tensor<T, B, N, output_width>"
+  "view_output_const|mha::fused_multi_head_attention::forward: output must be writable"
+  "forward_output_rvalue|mha::multi_head_attention_wrapper::forward: output must be writable"
+  "view_cached_element_type|mha::multi_head_attention::forward: input element type must equal the module's T"
+  "tensor_view_zero_extent|mha::tensor_view: every extent must be greater than 0"
+  "tensor_view_element_type|mha::tensor_view: T must be float or double"
 )

@@ -17,6 +17,7 @@
 #include <mha/kv_cache.hpp>
 #include <mha/status.hpp>
 #include <mha/tensor.hpp>
+#include <mha/tensor_view.hpp>
 
 namespace mha::detail {
 
@@ -36,13 +37,27 @@ struct input_shape {
   static constexpr std::size_t features = rank_ok ? nth(rank - 1) : 0;
 };
 
-/// input_shape of a tensor type.
 template <class X>
-struct shape_of;
+struct tensor_shape_of;
 template <class U, std::size_t... E>
-struct shape_of<tensor<U, E...>> : input_shape<E...> {
+struct tensor_shape_of<tensor<U, E...>> : input_shape<E...> {
   using element_type = U;
 };
+/// input_shape of a tensor or tensor_view type (element_type without const).
+template <class X>
+struct shape_of : tensor_shape_of<as_tensor_t<X>> {};
+
+/// The input rules of a fixed-size module's forward, for the shape facts S of
+/// an input (shape_of), the module's T, DIn and ContextLength: element type,
+/// rank 2 or 3, last extent DIn, 1 <= N <= ContextLength (and batch >= 1).
+/// The forward overloads static_assert each rule with its message and return
+/// this conjunction (one place, for checks that must not assert). A rule
+/// added to one must be added to the other.
+template <class S, class T, std::size_t DIn, std::size_t ContextLength>
+inline constexpr bool forward_input_ok =
+    same_element_type<typename S::element_type, T> && rank_is_2_or_3<S::rank> &&
+    equals<S::features, DIn> && at_most<S::tokens, ContextLength> && S::tokens > 0 &&
+    S::batch > 0;
 
 /// Inference or training mode of one forward call (training draws dropout
 /// decisions from `seed`, see dropout_state).
@@ -66,9 +81,10 @@ template <class T, std::size_t W, class X>
 struct output_for_tensor;
 template <class T, std::size_t W, class U, std::size_t... E>
 struct output_for_tensor<T, W, tensor<U, E...>> : output_for<T, W, E...> {};
-/// Output tensor type of a module of width W for the input tensor type X.
+/// Output tensor type of a module of width W for the input tensor (or
+/// tensor_view) type X.
 template <class T, std::size_t W, class X>
-using output_for_t = typename output_for_tensor<T, W, X>::type;
+using output_for_t = typename output_for_tensor<T, W, as_tensor_t<X>>::type;
 
 /// Intermediates of one forward call of a fixed-size attention module for
 /// `Batch` sequences of up to `Tokens` tokens, in one array `storage`
