@@ -229,6 +229,64 @@ constexpr bool view_elements_match() {
 }
 static_assert(view_elements_match());
 
+// ---------------------------------------------------------------- concepts
+using fmh = mha::fused_multi_head_attention<float, 3, 2, 6, 2>;
+static_assert(mha::attention_module<ca> && mha::attention_module<wr> &&
+              mha::attention_module<mh> && mha::attention_module<fmh> &&
+              mha::attention_module<const ex32&> &&
+              mha::attention_module<mha::causal_attention<double, 5, 4, 3, true>>);
+static_assert(mha::fixed_attention_module<mh> && !mha::dynamic_attention_module<mh>);
+static_assert(!mha::attention_module<lin> && !mha::attention_module<lin_nb> &&
+              !mha::attention_module<t263> && !mha::attention_module<int>);
+#if defined(__cpp_exceptions) || defined(__EXCEPTIONS)
+static_assert(mha::attention_module<mha::dynamic::causal_attention<float>> &&
+              mha::attention_module<mha::dynamic::multi_head_attention_wrapper<double>> &&
+              mha::attention_module<mha::dynamic::multi_head_attention<float>> &&
+              mha::dynamic_attention_module<mha::dynamic::multi_head_attention<float>> &&
+              !mha::fixed_attention_module<mha::dynamic::multi_head_attention<float>> &&
+              !mha::attention_module<mha::dynamic::linear<float>>);
+#endif
+
+// can_forward_v: true on every shape forward(x) accepts (tensor or view,
+// rank 3 or 2, any cv/ref), false, without an error, on each rule's failing
+// shape (the rules of detail::forward_input_ok, whose static_asserts the
+// compile-fail suite checks) and on non-tensors.
+static_assert(mha::can_forward_v<mh, t263> && mha::can_forward_v<mh, const t263&> &&
+              mha::can_forward_v<mh, mha::tensor<float, 1, 3>> &&
+              mha::can_forward_v<const mh&, v263> &&
+              mha::can_forward_v<mh, mha::tensor_view<float, 6, 3>&> &&
+              mha::can_forward_v<wr, v263> && mha::can_forward_v<ca, v263> &&
+              mha::can_forward_v<fmh, mha::tensor_view<const float, 4, 3>>);
+static_assert(!mha::can_forward_v<mh, mha::tensor<double, 2, 6, 3>> &&          // element type
+              !mha::can_forward_v<mh, mha::tensor_view<const double, 6, 3>> &&  //
+              !mha::can_forward_v<mh, mha::tensor<float, 3>> &&                 // rank
+              !mha::can_forward_v<mh, mha::tensor<float, 1, 2, 6, 3>> &&        //
+              !mha::can_forward_v<mh, mha::tensor<float, 2, 6, 4>> &&           // last extent
+              !mha::can_forward_v<ca, mha::tensor_view<const float, 6, 2>> &&   //
+              !mha::can_forward_v<wr, mha::tensor<float, 2, 7, 3>> &&           // N > context
+              !mha::can_forward_v<fmh, mha::tensor_view<const float, 7, 3>> &&  //
+              !mha::can_forward_v<mh, mha::tensor<float, 2, 0, 3>> &&           // zero extent
+              !mha::can_forward_v<mh, float> && !mha::can_forward_v<mh, lin>);
+// the stack workspace of forward(x) above MHA_STACK_WORKSPACE_LIMIT (4 MiB by
+// default; compile-fail case forward_stack_limit): false. 65536 tokens of
+// width 8 need 4 * 65536 * 8 floats (8 MiB) for Q, K, V and the context.
+using ca_long = mha::causal_attention<float, 3, 8, 1 << 16>;
+static_assert(mha::can_forward_v<ca_long, mha::tensor_view<const float, 64, 3>> &&
+              !mha::can_forward_v<ca_long, mha::tensor_view<const float, 1 << 16, 3>>);
+#if defined(__cpp_exceptions) || defined(__EXCEPTIONS)
+// mha::dynamic: any dynamic tensor or view of T (shapes are run-time errors)
+static_assert(mha::can_forward_v<mha::dynamic::multi_head_attention<float>,
+                                 mha::dynamic::tensor<float>> &&
+              mha::can_forward_v<mha::dynamic::causal_attention<double>,
+                                 mha::dynamic::tensor_view<const double>> &&
+              mha::can_forward_v<mha::dynamic::causal_attention<double>,
+                                 mha::dynamic::tensor_view<double>> &&
+              !mha::can_forward_v<mha::dynamic::multi_head_attention<float>,
+                                  mha::dynamic::tensor<double>> &&
+              !mha::can_forward_v<mha::dynamic::multi_head_attention<float>, t263> &&
+              !mha::can_forward_v<mh, mha::dynamic::tensor<float>>);
+#endif
+
 }  // namespace
 
 TEST_CASE("introspection is checked at compile time", "[introspection]") {

@@ -51,8 +51,9 @@ struct shape_of : tensor_shape_of<as_tensor_t<X>> {};
 /// an input (shape_of), the module's T, DIn and ContextLength: element type,
 /// rank 2 or 3, last extent DIn, 1 <= N <= ContextLength (and batch >= 1).
 /// The forward overloads static_assert each rule with its message and return
-/// this conjunction (one place, for checks that must not assert). A rule
-/// added to one must be added to the other.
+/// this conjunction; mha::can_forward_v reads it without asserting. A rule
+/// added to one must be added to the other (test_introspection checks the
+/// trait on each rule's failing shape).
 template <class S, class T, std::size_t DIn, std::size_t ContextLength>
 inline constexpr bool forward_input_ok =
     same_element_type<typename S::element_type, T> && rank_is_2_or_3<S::rank> &&
@@ -101,9 +102,13 @@ using output_for_t = typename output_for_tensor<T, W, as_tensor_t<X>>::type;
 ///    translation unit whatever its -m flags;
 ///  * a KV-cache call: the queries and the context of all Batch * Tokens new
 ///    rows plus gemm::mr score rows of ContextLength keys.
+///
+/// The sizes live in the storage-free base attention_workspace_sizes, which
+/// mha::can_forward_v reads without instantiating the storage (and its
+/// MHA_MAX_INLINE_BYTES check).
 template <class T, std::size_t Batch, std::size_t Tokens, std::size_t DIn, std::size_t Width,
           std::size_t ContextLength>
-struct attention_workspace {
+struct attention_workspace_sizes {
   static constexpr std::size_t batch = Batch;    ///< sequences per call
   static constexpr std::size_t tokens = Tokens;  ///< largest token count per sequence
   /// Elements of the general path.
@@ -125,16 +130,22 @@ struct attention_workspace {
     if (cached_elements > n) n = cached_elements;
     return n;
   }();
-  T storage[size];  ///< the intermediates
+  /// Where a KV-cache call's score rows start (after the rows' Q and context).
+  static constexpr std::size_t cached_scores_offset = 2 * Batch * Tokens * Width;
+  /// Where the general path's score rows start.
+  static constexpr std::size_t general_scores_offset = 4 * Tokens * Width;
+};
+template <class T, std::size_t Batch, std::size_t Tokens, std::size_t DIn, std::size_t Width,
+          std::size_t ContextLength>
+struct attention_workspace
+    : attention_workspace_sizes<T, Batch, Tokens, DIn, Width, ContextLength> {
+  using sizes_type = attention_workspace_sizes<T, Batch, Tokens, DIn, Width, ContextLength>;
+  T storage[sizes_type::size];  ///< the intermediates
   static_assert(detail::within_inline_limit<sizeof(storage), detail::max_inline_bytes>,
                 "mha::workspace: sizeof exceeds MHA_MAX_INLINE_BYTES (the numbers: sizeof, limit); "
                 "the limit refuses the type wherever the object lives, like Eigen's stack "
                 "allocation limit: keep large workspaces in owned storage (std::make_unique) in "
                 "code built without MHA_MAX_INLINE_BYTES, or use mha::dynamic");
-  /// Where a KV-cache call's score rows start (after the rows' Q and context).
-  static constexpr std::size_t cached_scores_offset = 2 * Batch * Tokens * Width;
-  /// Where the general path's score rows start.
-  static constexpr std::size_t general_scores_offset = 4 * Tokens * Width;
 };
 
 }  // namespace mha::detail
