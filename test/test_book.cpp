@@ -219,6 +219,40 @@ TEST_CASE("compile-time forward passes give the book's tables", "[book][constexp
   require_pytorch(ct_mha, mha_book::mha_expected);
 }
 
+TEST_CASE("linear: forward(x, out) and views of caller memory give forward(x)'s bits",
+          "[book][view]") {
+  // the book causal head's W_query with a bias: [2][3] weight, [2] bias
+  const mha::linear<float, 3, 2> l{make_causal().w_query.weight, {{0.25f, -0.5f}}};
+  const auto y = l.forward(mha_book::batch);  // [2][6][2]
+  std::vector<float> in(1 + 36), ob(1 + 24, -1.0f);
+  std::copy(mha_book::batch.begin(), mha_book::batch.end(), in.begin() + 1);
+  const mha::tensor_view<const float, 2, 6, 3> x{in.data() + 1};
+  REQUIRE(mha_test::same_bits(l.forward(x), y));
+  mha::tensor<float, 2, 6, 2> out{};
+  l.forward(mha_book::batch, out);
+  REQUIRE(mha_test::same_bits(out, y));
+  l.forward(x, mha::tensor_view<float, 2, 6, 2>{ob.data() + 1});
+  REQUIRE(mha_test::same_bits(ob.data() + 1, y.data(), y.size));
+  REQUIRE(ob[0] == -1.0f);
+
+  mha::dynamic::linear<float> dl(3, 2);
+  std::copy(l.weight.begin(), l.weight.end(), dl.weight.begin());
+  std::copy(l.bias.begin(), l.bias.end(), dl.bias.begin());
+  const mha::dynamic::tensor_view<const float> dx(in.data() + 1, {2, 6, 3});
+  REQUIRE(mha_test::same_bits(y, dl.forward(dx)));
+  mha::dynamic::tensor<float> dout({2, 6, 2});
+  dl.forward(dx, dout);
+  REQUIRE(mha_test::same_bits(y, dout));
+  std::fill(ob.begin(), ob.end(), -1.0f);
+  dl.forward(dx, mha::dynamic::tensor_view<float>(ob.data() + 1, {2, 6, 2}));
+  REQUIRE(mha_test::same_bits(ob.data() + 1, y.data(), y.size));
+  REQUIRE_THROWS_WITH(dl.forward(dx, mha::dynamic::tensor_view<float>(ob.data(), {2, 6, 3})),
+                      "mha::dynamic::linear::forward: output is [2][6][3], expected [2][6][2]");
+  REQUIRE_THROWS_WITH(dl.forward(mha::dynamic::tensor_view<const float>(in.data(), {2, 6, 2})),
+                      "mha::dynamic::linear::forward: input [2][6][2] must have last extent "
+                      "in_features = 3");
+}
+
 TEST_CASE("book Exercise 3.3: GPT-2 attention parameter count is 2,360,064", "[book]") {
   REQUIRE(gpt2_attention::parameter_count == 2360064);
   // The same count from the runtime-sized twin (which allocates the weights).

@@ -55,6 +55,28 @@ constexpr bool check_linear_input() noexcept {
   static_assert(equals<Last, In>, "mha::linear::forward: input last extent must equal InFeatures");
   return std::is_same_v<U, T> && Last == In;
 }
+/// The contracts of linear<T, In, Out, ...>::forward(x, out): those of the
+/// input, then a writable output Y of x's shape with last extent Out.
+template <class T, std::size_t In, std::size_t Out, class X, class Y>
+constexpr bool check_linear_output() noexcept {
+  using XS = fixed_shape<std::remove_cvref_t<X>>;
+  if constexpr (!check_linear_input<typename XS::value_type, T, XS::last, In>()) {
+    return false;
+  } else {
+    static_assert(writable_output<Y>,
+                  "mha::linear::forward: output must be writable: a non-const tensor lvalue, or "
+                  "a tensor_view of non-const T");
+    if constexpr (!writable_output<Y>) {
+      return false;
+    } else {
+      static_assert(same_tensor_type<as_tensor_t<Y>, linear_output_t<T, Out, X>>,
+                    "mha::linear::forward: output must have the input's shape with last extent "
+                    "OutFeatures (and the layer's T)");
+      return std::is_same_v<as_tensor_t<Y>, linear_output_t<T, Out, X>>;
+    }
+  }
+}
+
 /// Shared compile-time checks and body of linear<...>::forward: y = x W^T (+ b)
 /// returned by value, so its size is bounded by MHA_STACK_WORKSPACE_LIMIT.
 template <class T, std::size_t In, std::size_t Out, class Bias, class X>
@@ -67,7 +89,8 @@ constexpr auto linear_forward(const T* weight, Bias bias, const X& x) noexcept {
     // (above MHA_MAX_INLINE_BYTES, Y's own static_assert has reported it)
     static_assert(at_most<sizeof(Y), MHA_STACK_WORKSPACE_LIMIT>,
                   "mha::linear::forward: the output exceeds MHA_STACK_WORKSPACE_LIMIT bytes, too "
-                  "large to return by value; use apply_rows(x, rows, y) into caller-owned storage");
+                  "large to return by value; use forward(x, out) or apply_rows(x, rows, y) into "
+                  "caller-owned storage");
     if constexpr (sizeof(Y) <= MHA_STACK_WORKSPACE_LIMIT)
       linear_rows(x.data(), size_c<XS::size / In>{}, size_c<In>{}, weight, bias, size_c<Out>{},
                   y.data());
@@ -151,6 +174,19 @@ struct linear {
   template <detail::fixed_tensor_like X>
   MHA_DETAIL_ISA_TAG constexpr auto operator()(const X& x) const noexcept {
     return forward(x);
+  }
+  /// y = forward(x) written into a caller-provided `out` (any size: nothing
+  /// on the stack): x a tensor or tensor_view [..][InFeatures], out a
+  /// non-const tensor or a tensor_view of T of x's shape with last extent
+  /// OutFeatures. Compile-time errors ("mha::linear::forward: ..."): those of
+  /// forward(x), an output that is not writable, an output of another shape.
+  template <detail::fixed_tensor_like X, detail::fixed_tensor_like Y>
+  MHA_DETAIL_ISA_TAG constexpr void forward(const X& x, Y&& out) const noexcept {
+    if constexpr (valid_) {
+      if constexpr (detail::check_linear_output<T, InFeatures, OutFeatures, X, Y>())
+        apply_rows(x.data(), detail::size_c<detail::fixed_shape<std::remove_cvref_t<X>>::size / InFeatures>{},
+                   out.data());
+    }
   }
   /// Applies the layer to `rows` contiguous rows: x [rows][In] -> y [rows][Out]
   /// (caller-owned y, any size).

@@ -94,6 +94,9 @@ set(MHA_COMPILE_FAIL_CASES
   "view_cached_element_type|mha::multi_head_attention::forward: input element type must equal the module's T"
   "tensor_view_zero_extent|mha::tensor_view: every extent must be greater than 0"
   "tensor_view_element_type|mha::tensor_view: T must be float or double"
+  "linear_output_shape|mha::linear::forward: output must have the input's shape with last extent OutFeatures"
+  "linear_view_last_extent|mha::linear::forward: input last extent must equal InFeatures"
+  "linear_output_const|mha::linear::forward: output must be writable"
   "attention_module_linear|no matching function for call to"
   "can_forward_bad_shape|no matching function for call to"
 )

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include <mha/detail/contracts.hpp>
+#include <mha/detail/dynamic_output_check.hpp>
 #include <mha/detail/kernels.hpp>
 #include <mha/dynamic/tensor.hpp>
 #include <mha/dynamic/tensor_view.hpp>
@@ -71,6 +72,16 @@ class linear {
   }
   /// Same as forward(x).
   MHA_DETAIL_ISA_TAG tensor<T> operator()(tensor_view<const T> x) const { return forward(x); }
+  /// forward(x) written into `out` (a tensor_view<T> of the caller's memory or
+  /// a dynamic::tensor) of x's shape with last extent out_features; no
+  /// allocation. Throws std::invalid_argument for x's last extent (as
+  /// forward(x)) or an output of another shape, before writing anything.
+  MHA_DETAIL_ISA_TAG void forward(tensor_view<const T> x, tensor_view<T> out) const {
+    check_input_(x);
+    detail::check_dynamic_output("mha::dynamic::linear", x, out, out_features_);
+    apply_rows(x.data(), x.size() / in_features_, out.data());
+  }
+
   /// Applies the layer to `rows` contiguous rows: x [rows][in] -> y [rows][out].
   /// Checks the weight and bias shapes first (std::invalid_argument).
   MHA_DETAIL_ISA_TAG void apply_rows(const T* x, std::size_t rows, T* y) const {
