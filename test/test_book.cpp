@@ -13,6 +13,7 @@
 // |a - pytorch| <= 1e-5 * max(1, |pytorch|) (issue 2: float 1e-5 relative).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <filesystem>
@@ -117,6 +118,29 @@ void require_pytorch(const mha::tensor<float, 2, 6, W>& out,
   REQUIRE(c.violations == 0);
 }
 
+/// Views of the test's own buffers, at an odd element offset (aligned for
+/// float only, not for any vector), give the owning-tensor calls' bits: the
+/// returning and the into-`out` forwards of the fixed-size module, rank 3 and
+/// rank 2, and the dynamic twin's.
+template <class Module, class Dynamic, std::size_t W>
+void check_views(const Module& m, const Dynamic& dyn, const mha::tensor<float, 2, 6, W>& out) {
+  constexpr std::size_t n_in = 2 * 6 * 3, n_out = 2 * 6 * W;
+  std::vector<float> in(1 + n_in), ob(1 + n_out, -1.0f), dob(1 + n_out, -1.0f);
+  std::copy(mha_book::batch.begin(), mha_book::batch.end(), in.begin() + 1);
+  const mha::tensor_view<const float, 2, 6, 3> x{in.data() + 1};
+  REQUIRE(mha_test::same_bits(m.forward(x), out));
+  m.forward(x, mha::tensor_view<float, 2, 6, W>{ob.data() + 1});
+  REQUIRE(mha_test::same_bits(ob.data() + 1, out.data(), n_out));
+  const auto single = m.forward(mha::tensor_view<const float, 6, 3>{in.data() + 1});
+  REQUIRE(mha_test::same_bits(single.data(), out.data(), single.size));
+
+  const mha::dynamic::tensor_view<const float> dx(in.data() + 1, {2, 6, 3});
+  REQUIRE(mha_test::same_bits(out, dyn.forward(dx)));
+  dyn.forward(dx, mha::dynamic::tensor_view<float>(dob.data() + 1, {2, 6, W}));
+  REQUIRE(mha_test::same_bits(dob.data() + 1, out.data(), n_out));
+  REQUIRE(dob[0] == -1.0f);  // nothing written before the view
+}
+
 template <class Module, class Expected>
 void check_module(const std::string& table, const Module& m, const Expected& pytorch) {
   const auto out = m.forward(mha_book::batch);
@@ -131,6 +155,8 @@ void check_module(const std::string& table, const Module& m, const Expected& pyt
   // One sequence as a rank-2 input gives the first batch element.
   const auto single = m.forward(mha_book::inputs);
   REQUIRE(mha_test::same_bits(single.data(), out.data(), single.size));
+
+  check_views(m, dyn, out);
 }
 
 // Largest |a - b| over two tensors, usable in constant expressions.
@@ -191,6 +217,40 @@ TEST_CASE("compile-time forward passes give the book's tables", "[book][constexp
   require_pytorch(ct_wrapper, mha_book::wrapper_expected);
   require_pytorch(ct_ex32, mha_book::exercise_3_2_expected);
   require_pytorch(ct_mha, mha_book::mha_expected);
+}
+
+TEST_CASE("linear: forward(x, out) and views of caller memory give forward(x)'s bits",
+          "[book][view]") {
+  // the book causal head's W_query with a bias: [2][3] weight, [2] bias
+  const mha::linear<float, 3, 2> l{make_causal().w_query.weight, {{0.25f, -0.5f}}};
+  const auto y = l.forward(mha_book::batch);  // [2][6][2]
+  std::vector<float> in(1 + 36), ob(1 + 24, -1.0f);
+  std::copy(mha_book::batch.begin(), mha_book::batch.end(), in.begin() + 1);
+  const mha::tensor_view<const float, 2, 6, 3> x{in.data() + 1};
+  REQUIRE(mha_test::same_bits(l.forward(x), y));
+  mha::tensor<float, 2, 6, 2> out{};
+  l.forward(mha_book::batch, out);
+  REQUIRE(mha_test::same_bits(out, y));
+  l.forward(x, mha::tensor_view<float, 2, 6, 2>{ob.data() + 1});
+  REQUIRE(mha_test::same_bits(ob.data() + 1, y.data(), y.size));
+  REQUIRE(ob[0] == -1.0f);
+
+  mha::dynamic::linear<float> dl(3, 2);
+  std::copy(l.weight.begin(), l.weight.end(), dl.weight.begin());
+  std::copy(l.bias.begin(), l.bias.end(), dl.bias.begin());
+  const mha::dynamic::tensor_view<const float> dx(in.data() + 1, {2, 6, 3});
+  REQUIRE(mha_test::same_bits(y, dl.forward(dx)));
+  mha::dynamic::tensor<float> dout({2, 6, 2});
+  dl.forward(dx, dout);
+  REQUIRE(mha_test::same_bits(y, dout));
+  std::fill(ob.begin(), ob.end(), -1.0f);
+  dl.forward(dx, mha::dynamic::tensor_view<float>(ob.data() + 1, {2, 6, 2}));
+  REQUIRE(mha_test::same_bits(ob.data() + 1, y.data(), y.size));
+  REQUIRE_THROWS_WITH(dl.forward(dx, mha::dynamic::tensor_view<float>(ob.data(), {2, 6, 3})),
+                      "mha::dynamic::linear::forward: output is [2][6][3], expected [2][6][2]");
+  REQUIRE_THROWS_WITH(dl.forward(mha::dynamic::tensor_view<const float>(in.data(), {2, 6, 2})),
+                      "mha::dynamic::linear::forward: input [2][6][2] must have last extent "
+                      "in_features = 3");
 }
 
 TEST_CASE("book Exercise 3.3: GPT-2 attention parameter count is 2,360,064", "[book]") {

@@ -6,6 +6,8 @@
 #include <catch2/catch.hpp>
 
 #include <cstddef>
+#include <exception>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -201,6 +203,89 @@ TEST_CASE("dynamic forward rejects bad input shapes, naming the sizes", "[dynami
     REQUIRE(ca.forward(tensor<float>({2, 6, 3})).shape() == std::vector<std::size_t>{2, 6, 2});
     REQUIRE(wrapper.forward(tensor<float>({1, 3})).shape() == std::vector<std::size_t>{1, 4});
     REQUIRE(mha.forward(tensor<float>({3, 2, 3})).shape() == std::vector<std::size_t>{3, 2, 4});
+  }
+}
+
+TEST_CASE("dynamic views of caller memory: the checks and messages of tensors", "[dynamic][view]") {
+  const mha::dynamic::multi_head_attention<float> m(3, 4, 6, 2);
+  using view = mha::dynamic::tensor_view<float>;
+  using cview = mha::dynamic::tensor_view<const float>;
+  std::vector<float> in(1 + 4 * 7 * 4), out(1 + 4 * 7 * 4, -1.0f);
+  const std::vector<float> untouched = out;
+  const auto message = [](auto&& call) -> std::string {
+    try {
+      call();
+    } catch (const std::exception& e) {
+      return e.what();
+    }
+    return "no exception";
+  };
+  mha::dynamic::workspace<float> ws;
+
+  SECTION("bad input shapes") {
+    for (const std::vector<std::size_t>& shape :
+         std::vector<std::vector<std::size_t>>{{18}, {1, 2, 6, 3}, {2, 6, 4}, {2, 0, 3}, {2, 7, 3},
+                                               {0, 6, 3}}) {
+      const tensor<float> t(shape);
+      const cview v(in.data() + 1, std::span<const std::size_t>(shape));
+      const std::string expected = message([&] { static_cast<void>(m.forward(t)); });
+      INFO(expected);
+      REQUIRE_THAT(expected, Contains("mha::dynamic::multi_head_attention::forward: input " +
+                                      mha::dynamic::shape_string(shape)));
+      REQUIRE(message([&] { static_cast<void>(m.forward(v)); }) == expected);
+    }
+  }
+  SECTION("a wrong output shape, whole-sequence and cached; nothing written") {
+    const tensor<float> x({2, 6, 3});
+    tensor<float> bad({2, 6, 3});
+    const std::string expected = message([&] { m.forward(x, bad, ws); });
+    REQUIRE_THAT(expected, Contains("output is [2][6][3]") && Contains("expected [2][6][4]"));
+    const cview vx(in.data() + 1, {2, 6, 3});
+    REQUIRE(message([&] { m.forward(vx, view(out.data() + 1, {2, 6, 3}), ws); }) == expected);
+    mha::dynamic::kv_cache<float> cache(m, 2);
+    REQUIRE(message([&] { m.forward(vx, view(out.data() + 1, {2, 6, 3}), cache, ws); }) ==
+            expected);
+    REQUIRE(message([&] { m.forward(x, bad, cache, ws); }) == expected);
+    REQUIRE(cache.size() == 0);
+    REQUIRE(out == untouched);
+  }
+  SECTION("a KV cache of another batch") {
+    mha::dynamic::kv_cache<float> cache(m, 1);
+    tensor<float> x({2, 1, 3}), y({2, 1, 4});
+    const std::string expected = message([&] { m.forward(x, y, cache, ws); });
+    REQUIRE_THAT(expected, Contains("input batch 2 differs from the KV cache's batch 1"));
+    REQUIRE(message([&] {
+              m.forward(cview(in.data() + 1, {2, 1, 3}), view(out.data() + 1, {2, 1, 4}), cache,
+                        ws);
+            }) == expected);
+    REQUIRE(out == untouched);
+  }
+  SECTION("the view's own errors") {
+    REQUIRE_THROWS_WITH(view(out.data(), std::span<const std::size_t>()),
+                        "mha::dynamic::tensor_view: rank 0 must be in 1..8");
+    REQUIRE_THROWS_WITH(view(out.data(), {1, 1, 1, 1, 1, 1, 1, 1, 1}),
+                        "mha::dynamic::tensor_view: rank 9 must be in 1..8");
+    REQUIRE_THROWS_WITH(view(out.data(), {std::size_t(1) << 40, std::size_t(1) << 40}),
+                        "mha::dynamic::tensor_view: element count overflows std::size_t");
+    const view v(out.data() + 1, {2, 3});
+    REQUIRE(v.rank() == 2);
+    REQUIRE(v.size() == 6);
+    REQUIRE(v.extent(1) == 3);
+    REQUIRE(&v(1, 2) == out.data() + 1 + 5);
+    REQUIRE_THROWS_WITH(v(1), "mha::dynamic::tensor_view: 1 indices given for a view of rank 2");
+    REQUIRE_THROWS_WITH(v(0, 3),
+                        "mha::dynamic::tensor_view: index 3 out of range for dimension 1 of "
+                        "extent 3");
+    // a view of a tensor has its shape (any rank) and elements; copies keep them
+    tensor<float> t({1, 1, 1, 1, 1, 1, 1, 1, 1, 2});
+    const view vt(t);
+    const view copy = vt;
+    const cview ccopy = copy;
+    REQUIRE((vt.rank() == 10 && copy.rank() == 10 && ccopy.size() == 2));
+    REQUIRE((ccopy.data() == t.data() && ccopy.extent(9) == 2));
+    view assigned = v;
+    assigned = copy;
+    REQUIRE((assigned.rank() == 10 && assigned.shape()[9] == 2));
   }
 }
 

@@ -7,7 +7,9 @@
 // Exercise 3.3 answer (2,360,064). A head view is exactly one pointer.
 #include <catch2/catch.hpp>
 
+#include <array>
 #include <cstddef>
+#include <span>
 #include <type_traits>
 #include <utility>
 
@@ -236,6 +238,100 @@ constexpr bool view_addresses_match() {
   return v(1, 2, 1) == t(1, 2, 3) && v.row(0, 1) == &t(0, 1, 2) && v.base() == t.data();
 }
 static_assert(view_addresses_match());
+
+// ---------------------------------------------------------------- tensor_view
+using v263 = mha::tensor_view<const float, 2, 6, 3>;
+static_assert(v263::rank == 3 && v263::size == 36 && v263::extent(1) == 6 &&
+              v263::extents[2] == 3);
+static_assert(std::is_same_v<v263::element_type, const float> &&
+              std::is_same_v<v263::value_type, float>);
+static_assert(sizeof(v263) == sizeof(const float*) && std::is_trivially_copyable_v<v263>);
+static_assert(mha::is_tensor_view_v<v263> && !mha::is_tensor_view_v<t263> &&
+              !mha::is_tensor_v<v263>);
+// conversions: tensor -> view (const only from a const tensor), view -> view
+// of const, span / std::array of the same count; nothing of another shape
+static_assert(std::is_convertible_v<t263&, mha::tensor_view<float, 2, 6, 3>> &&
+              std::is_convertible_v<const t263&, v263> &&
+              !std::is_convertible_v<const t263&, mha::tensor_view<float, 2, 6, 3>> &&
+              std::is_convertible_v<mha::tensor_view<float, 2, 6, 3>, v263> &&
+              !std::is_convertible_v<v263, mha::tensor_view<float, 2, 6, 3>> &&
+              !std::is_convertible_v<t263&, mha::tensor_view<float, 6, 2, 3>> &&
+              std::is_convertible_v<std::span<const float, 36>, v263> &&
+              std::is_convertible_v<const std::array<float, 36>&, v263> &&
+              !std::is_convertible_v<std::array<float, 35>&, v263> &&
+              !std::is_convertible_v<const float*, v263> &&  // explicit from a pointer
+              std::is_constructible_v<v263, const float*>);
+// element access as std::mdspan: v(i, j, k), v[{i, j, k}], v[i] for rank 1,
+// row-major like the tensor, usable in constant expressions
+constexpr bool view_elements_match() {
+  t263 t{};
+  for (std::size_t i = 0; i < t.size; ++i) t.elements[i] = static_cast<float>(i);
+  const mha::tensor_view v{t};  // deduces tensor_view<float, 2, 6, 3>
+  const mha::tensor_view<const float, 36> flat{t.data()};
+  v(1, 2, 1) = -1.0f;
+  return t(1, 2, 1) == -1.0f && v[std::array<std::size_t, 3>{1, 5, 2}] == t(1, 5, 2) &&
+         flat[t263::offset_of(1, 5, 2)] == t(1, 5, 2) && v.data() == t.data() &&
+         v.data_handle() == t.data() && v.end() - v.begin() == 36;
+}
+static_assert(view_elements_match());
+
+// ---------------------------------------------------------------- concepts
+using fmh = mha::fused_multi_head_attention<float, 3, 2, 6, 2>;
+static_assert(mha::attention_module<ca> && mha::attention_module<wr> &&
+              mha::attention_module<mh> && mha::attention_module<fmh> &&
+              mha::attention_module<const ex32&> &&
+              mha::attention_module<mha::causal_attention<double, 5, 4, 3, true>>);
+static_assert(mha::fixed_attention_module<mh> && !mha::dynamic_attention_module<mh>);
+static_assert(!mha::attention_module<lin> && !mha::attention_module<lin_nb> &&
+              !mha::attention_module<t263> && !mha::attention_module<int>);
+#if defined(__cpp_exceptions) || defined(__EXCEPTIONS)
+static_assert(mha::attention_module<mha::dynamic::causal_attention<float>> &&
+              mha::attention_module<mha::dynamic::multi_head_attention_wrapper<double>> &&
+              mha::attention_module<mha::dynamic::multi_head_attention<float>> &&
+              mha::dynamic_attention_module<mha::dynamic::multi_head_attention<float>> &&
+              !mha::fixed_attention_module<mha::dynamic::multi_head_attention<float>> &&
+              !mha::attention_module<mha::dynamic::linear<float>>);
+#endif
+
+// can_forward_v: true on every shape forward(x) accepts (tensor or view,
+// rank 3 or 2, any cv/ref), false, without an error, on each rule's failing
+// shape (the rules of detail::forward_input_ok, whose static_asserts the
+// compile-fail suite checks) and on non-tensors.
+static_assert(mha::can_forward_v<mh, t263> && mha::can_forward_v<mh, const t263&> &&
+              mha::can_forward_v<mh, mha::tensor<float, 1, 3>> &&
+              mha::can_forward_v<const mh&, v263> &&
+              mha::can_forward_v<mh, mha::tensor_view<float, 6, 3>&> &&
+              mha::can_forward_v<wr, v263> && mha::can_forward_v<ca, v263> &&
+              mha::can_forward_v<fmh, mha::tensor_view<const float, 4, 3>>);
+static_assert(!mha::can_forward_v<mh, mha::tensor<double, 2, 6, 3>> &&          // element type
+              !mha::can_forward_v<mh, mha::tensor_view<const double, 6, 3>> &&  //
+              !mha::can_forward_v<mh, mha::tensor<float, 3>> &&                 // rank
+              !mha::can_forward_v<mh, mha::tensor<float, 1, 2, 6, 3>> &&        //
+              !mha::can_forward_v<mh, mha::tensor<float, 2, 6, 4>> &&           // last extent
+              !mha::can_forward_v<ca, mha::tensor_view<const float, 6, 2>> &&   //
+              !mha::can_forward_v<wr, mha::tensor<float, 2, 7, 3>> &&           // N > context
+              !mha::can_forward_v<fmh, mha::tensor_view<const float, 7, 3>> &&  //
+              !mha::can_forward_v<mh, mha::tensor<float, 2, 0, 3>> &&           // zero extent
+              !mha::can_forward_v<mh, float> && !mha::can_forward_v<mh, lin>);
+// the stack workspace of forward(x) above MHA_STACK_WORKSPACE_LIMIT (4 MiB by
+// default; compile-fail case forward_stack_limit): false. 65536 tokens of
+// width 8 need 4 * 65536 * 8 floats (8 MiB) for Q, K, V and the context.
+using ca_long = mha::causal_attention<float, 3, 8, 1 << 16>;
+static_assert(mha::can_forward_v<ca_long, mha::tensor_view<const float, 64, 3>> &&
+              !mha::can_forward_v<ca_long, mha::tensor_view<const float, 1 << 16, 3>>);
+#if defined(__cpp_exceptions) || defined(__EXCEPTIONS)
+// mha::dynamic: any dynamic tensor or view of T (shapes are run-time errors)
+static_assert(mha::can_forward_v<mha::dynamic::multi_head_attention<float>,
+                                 mha::dynamic::tensor<float>> &&
+              mha::can_forward_v<mha::dynamic::causal_attention<double>,
+                                 mha::dynamic::tensor_view<const double>> &&
+              mha::can_forward_v<mha::dynamic::causal_attention<double>,
+                                 mha::dynamic::tensor_view<double>> &&
+              !mha::can_forward_v<mha::dynamic::multi_head_attention<float>,
+                                  mha::dynamic::tensor<double>> &&
+              !mha::can_forward_v<mha::dynamic::multi_head_attention<float>, t263> &&
+              !mha::can_forward_v<mh, mha::dynamic::tensor<float>>);
+#endif
 
 }  // namespace
 

@@ -19,7 +19,9 @@
 //    exceptions leave the output and the cache untouched;
 //  * (e) the run-time count forward never writes rows n..Max-1 of out, never
 //    reads rows n..Max-1 of x (NaN there), and equals the compile-time
-//    forward on exactly n tokens bit for bit.
+//    forward on exactly n tokens bit for bit;
+//  * (f) the same calls on views of the test's own buffers (an odd element
+//    offset) give the owning tensors' bits, fixed and dynamic.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -284,6 +286,20 @@ void check_outputs(const fixture<typename M::value_type>& fx) {
   S fresh;  // (b) after a truncate: a fresh cache fed the shortened prefix
   REQUIRE(run.cache->size() == 0);
 
+  // (f) Views of the test's own buffers at an odd element offset (aligned for
+  // T, for no vector): the cached, run-time count and compile-time forwards,
+  // fixed and dynamic, give the owning tensors' bits.
+  auto vcache = std::make_unique<typename S::cache_type>();
+  auto vws = std::make_unique<typename S::workspace_type>();
+  std::vector<T> vin(1 + B * C * D), vout(1 + B * C * W);
+  const mha::tensor_view<const T, B, C, D> vx{vin.data() + 1};
+  const mha::tensor_view<T, B, C, W> vo{vout.data() + 1};
+  mha::dynamic::kv_cache<T> vdcache(dyn, B);
+  const auto view_input = [&](const auto& x) {
+    std::copy(x.begin(), x.end(), vin.begin() + 1);
+    fill_sentinel(vout.data() + 1, B * C * W);
+  };
+
   std::unique_ptr<F> fused;
   std::unique_ptr<fixed_state<F, B>> fused_run;
   if constexpr (fused_twin) {
@@ -327,6 +343,8 @@ void check_outputs(const fixture<typename M::value_type>& fx) {
       }
       dcache.truncate(s.size);
       REQUIRE(dcache.size() == s.size);
+      vcache->truncate(s.size);
+      vdcache.truncate(s.size);
       seq.resize(s.size);
       REQUIRE(seq == fx.cached_tokens_after(si));
 
@@ -360,6 +378,10 @@ void check_outputs(const fixture<typename M::value_type>& fx) {
     for (std::size_t b = 0; b < B; ++b)
       std::copy(run.out_rows().at(b, 0), run.out_rows().at(b, k), history.data() + (b * C + before) * W);
     if (si == 0) first_output.assign(run.out->begin(), run.out->end());
+    view_input(*run.x);  // (f)
+    REQUIRE(model->forward(vx, k, vo, *vcache, *vws) == mha::status::ok);
+    REQUIRE(vcache->size() == after);
+    REQUIRE(mha_test::same_bits(vo.data(), run.out->data(), B * C * W));
 
     // fuse_qkv twin: the same bits, sentinel rows included.
     if constexpr (fused_twin) {
@@ -377,6 +399,11 @@ void check_outputs(const fixture<typename M::value_type>& fx) {
     REQUIRE(dcache.size() == after);
     REQUIRE(dout.shape() == std::vector<std::size_t>{B, k, W});
     REQUIRE(same_bits_rows(run.out_rows(), 0, rows<T>{dout.data(), k, W}, 0, k, B));
+    view_input(dx);  // (f)
+    dyn.forward(mha::dynamic::tensor_view<const T>(vin.data() + 1, {B, k, D}),
+                mha::dynamic::tensor_view<T>(vout.data() + 1, {B, k, W}), vdcache, dws);
+    REQUIRE(vdcache.size() == after);
+    REQUIRE(mha_test::same_bits(vout.data() + 1, dout.data(), dout.size()));
 
     // (c) Each sequence alone gets the same result, bit for bit (the path a
     // cached call takes depends on its token count n, never on the batch).
@@ -403,6 +430,9 @@ void check_outputs(const fixture<typename M::value_type>& fx) {
     // (a) The plain forward over all tokens so far (run-time count).
     REQUIRE(plain.plain(*model, fx, seq) == mha::status::ok);
     REQUIRE(plain.rows_from_untouched(after));
+    view_input(*plain.x);  // (f)
+    REQUIRE(model->forward(vx, after, vo, *vws) == mha::status::ok);
+    REQUIRE(mha_test::same_bits(vo.data(), plain.out->data(), B * C * W));
     require_close_rows(run.out_rows(), 0, plain.out_rows(), before, k, B, rtol,
                        "(a) cached rows vs the plain forward over all tokens so far");
     require_close_rows(plain.out_rows(), before, expected, 0, k, B, rtol,
@@ -423,6 +453,9 @@ void check_outputs(const fixture<typename M::value_type>& fx) {
       auto full = std::make_unique<typename S::output_type>();
       model->forward(*plain.x, *full, *plain.ws);  // plain.x holds all C tokens of seq
       REQUIRE(mha_test::same_bits(*full, *plain.out));
+      view_input(*plain.x);  // (f)
+      model->forward(vx, vo, *vws);
+      REQUIRE(mha_test::same_bits(vo.data(), full->data(), B * C * W));
       require_close_rows(history_rows, 0, rows<T>{full->data(), C, W}, 0, C, B, rtol,
                          "(a) every cached output vs the compile-time forward over the context");
     }

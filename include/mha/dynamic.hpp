@@ -13,6 +13,7 @@
 #include <mha/dynamic/multi_head_attention.hpp>
 #include <mha/dynamic/multi_head_attention_wrapper.hpp>
 #include <mha/dynamic/tensor.hpp>
+#include <mha/dynamic/tensor_view.hpp>
 #include <mha/dynamic/workspace.hpp>
 
 #endif  // MHA_DETAIL_NO_CXX20

@@ -12,6 +12,7 @@
 #include <mha/detail/kernels.hpp>
 #include <mha/detail/parameter_description.hpp>
 #include <mha/tensor.hpp>
+#include <mha/tensor_view.hpp>
 
 #include <mha/detail/macros.hpp>
 
@@ -29,17 +30,21 @@ MHA_DETAIL_ISA_NAMESPACE {
 /// `tensor<T, E..., Out>` for an input `tensor<T, E..., In>`.
 template <class T, std::size_t Out, class Extents, class Seq>
 struct replace_last;
-template <class T, std::size_t Out, std::size_t... E, std::size_t... I>
-struct replace_last<T, Out, tensor<T, E...>, std::index_sequence<I...>> {
+template <class T, std::size_t Out, class U, std::size_t... E, std::size_t... I>
+struct replace_last<T, Out, tensor<U, E...>, std::index_sequence<I...>> {
   static constexpr std::size_t nth(std::size_t i) noexcept {
     const std::size_t ext[] = {E...};
     return ext[i];
   }
   using type = tensor<T, (I + 1 == sizeof...(E) ? Out : nth(I))...>;
 };
-template <class X, std::size_t Out>
-using with_last_extent_t =
-    typename replace_last<typename X::value_type, Out, X, std::make_index_sequence<X::rank>>::type;
+/// The output tensor type of a linear layer of element type T and Out
+/// features for an input X (a tensor or tensor_view): X's shape with last
+/// extent Out.
+template <class T, std::size_t Out, class X>
+using linear_output_t =
+    typename replace_last<T, Out, as_tensor_t<X>,
+                          std::make_index_sequence<fixed_shape<std::remove_cvref_t<X>>::rank>>::type;
 
 /// The contracts of linear<T, In, ...>::forward for an input of element type U
 /// and last extent Last (template arguments, so both compilers print them).
@@ -51,22 +56,44 @@ constexpr bool check_linear_input() noexcept {
   static_assert(equals<Last, In>, "mha::linear::forward: input last extent must equal InFeatures");
   return std::is_same_v<U, T> && Last == In;
 }
+/// The contracts of linear<T, In, Out, ...>::forward(x, out): those of the
+/// input, then a writable output Y of x's shape with last extent Out.
+template <class T, std::size_t In, std::size_t Out, class X, class Y>
+constexpr bool check_linear_output() noexcept {
+  using XS = fixed_shape<std::remove_cvref_t<X>>;
+  if constexpr (!check_linear_input<typename XS::value_type, T, XS::last, In>()) {
+    return false;
+  } else {
+    static_assert(writable_output<Y>,
+                  "mha::linear::forward: output must be writable: a non-const tensor lvalue, or "
+                  "a tensor_view of non-const T");
+    if constexpr (!writable_output<Y>) {
+      return false;
+    } else {
+      static_assert(same_tensor_type<as_tensor_t<Y>, linear_output_t<T, Out, X>>,
+                    "mha::linear::forward: output must have the input's shape with last extent "
+                    "OutFeatures (and the layer's T)");
+      return std::is_same_v<as_tensor_t<Y>, linear_output_t<T, Out, X>>;
+    }
+  }
+}
 
 /// Shared compile-time checks and body of linear<...>::forward: y = x W^T (+ b)
 /// returned by value, so its size is bounded by MHA_STACK_WORKSPACE_LIMIT.
-template <class T, std::size_t In, std::size_t Out, class Bias, class U, std::size_t... E>
-constexpr auto linear_forward(const T* weight, Bias bias, const tensor<U, E...>& x) noexcept {
-  using X = tensor<U, E...>;
-  using Y = with_last_extent_t<tensor<T, E...>, Out>;
-  constexpr bool ok = check_linear_input<U, T, X::extents[X::rank - 1], In>();
+template <class T, std::size_t In, std::size_t Out, class Bias, class X>
+constexpr auto linear_forward(const T* weight, Bias bias, const X& x) noexcept {
+  using XS = fixed_shape<std::remove_cvref_t<X>>;
+  using Y = linear_output_t<T, Out, X>;
+  constexpr bool ok = check_linear_input<typename XS::value_type, T, XS::last, In>();
   Y y;
   if constexpr (ok && within_inline_limit<sizeof(Y), max_inline_bytes>) {
     // (above MHA_MAX_INLINE_BYTES, Y's own static_assert has reported it)
     static_assert(at_most<sizeof(Y), MHA_STACK_WORKSPACE_LIMIT>,
                   "mha::linear::forward: the output exceeds MHA_STACK_WORKSPACE_LIMIT bytes, too "
-                  "large to return by value; use apply_rows(x, rows, y) into caller-owned storage");
+                  "large to return by value; use forward(x, out) or apply_rows(x, rows, y) into "
+                  "caller-owned storage");
     if constexpr (sizeof(Y) <= MHA_STACK_WORKSPACE_LIMIT)
-      linear_rows(x.data(), size_c<X::size / In>{}, size_c<In>{}, weight, bias, size_c<Out>{},
+      linear_rows(x.data(), size_c<XS::size / In>{}, size_c<In>{}, weight, bias, size_c<Out>{},
                   y.data());
   }
   return y;
@@ -142,18 +169,32 @@ struct linear {
   /// last extent OutFeatures (by value: at most MHA_STACK_WORKSPACE_LIMIT
   /// bytes, else a compile-time error; use apply_rows for large outputs).
   /// Rows of y: [rows][OutFeatures] with rows = x.size / In.
-  template <class U, std::size_t... E>
-  MHA_DETAIL_ISA_TAG constexpr auto forward(const tensor<U, E...>& x) const noexcept {
+  /// x is an mha::tensor or an mha::tensor_view (e.g. of caller memory).
+  template <detail::fixed_tensor_like X>
+  MHA_DETAIL_ISA_TAG constexpr auto forward(const X& x) const noexcept {
     if constexpr (valid_)
       return detail::linear_forward<T, InFeatures, OutFeatures>(this->weight.data(), bias_(), x);
     else  // the class's static_assert has reported the mistake
-      return detail::with_last_extent_t<tensor<detail::element_or_float<T>, E...>,
-                                        detail::at_least_1<OutFeatures>>{};
+      return detail::linear_output_t<detail::element_or_float<T>, detail::at_least_1<OutFeatures>,
+                                     X>{};
   }
   /// Same as forward(x).
-  template <class U, std::size_t... E>
-  MHA_DETAIL_ISA_TAG constexpr auto operator()(const tensor<U, E...>& x) const noexcept {
+  template <detail::fixed_tensor_like X>
+  MHA_DETAIL_ISA_TAG constexpr auto operator()(const X& x) const noexcept {
     return forward(x);
+  }
+  /// y = forward(x) written into a caller-provided `out` (any size: nothing
+  /// on the stack): x a tensor or tensor_view [..][InFeatures], out a
+  /// non-const tensor or a tensor_view of T of x's shape with last extent
+  /// OutFeatures. Compile-time errors ("mha::linear::forward: ..."): those of
+  /// forward(x), an output that is not writable, an output of another shape.
+  template <detail::fixed_tensor_like X, detail::fixed_tensor_like Y>
+  MHA_DETAIL_ISA_TAG constexpr void forward(const X& x, Y&& out) const noexcept {
+    if constexpr (valid_) {
+      if constexpr (detail::check_linear_output<T, InFeatures, OutFeatures, X, Y>())
+        apply_rows(x.data(), detail::size_c<detail::fixed_shape<std::remove_cvref_t<X>>::size / InFeatures>{},
+                   out.data());
+    }
   }
   /// Applies the layer to `rows` contiguous rows: x [rows][In] -> y [rows][Out]
   /// (caller-owned y, any size).

@@ -10,6 +10,7 @@
 #ifndef MHA_DETAIL_NO_CXX20
 
 #include <mha/block_layout.hpp>
+#include <mha/attention_module.hpp>
 #include <mha/block_view.hpp>
 #include <mha/causal_attention.hpp>
 #include <mha/config.hpp>
@@ -21,6 +22,7 @@
 #include <mha/parameters.hpp>
 #include <mha/status.hpp>
 #include <mha/tensor.hpp>
+#include <mha/tensor_view.hpp>
 #include <mha/version.hpp>
 
 #if defined(__cpp_exceptions) || defined(__EXCEPTIONS)

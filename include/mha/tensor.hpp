@@ -15,6 +15,23 @@
 
 namespace mha {
 
+namespace detail {
+/// Row-major offset of the element at `index...` (one index per extent) of a
+/// [Extents...] array, as mha::tensor and mha::tensor_view lay it out.
+/// Precondition: each index is below its extent (MHA_ASSERT in debug builds).
+template <std::size_t... Extents, class... Index>
+constexpr std::size_t row_major_offset(Index... index) noexcept {
+  const std::size_t idx[] = {static_cast<std::size_t>(index)...};
+  const std::size_t ext[] = {Extents...};
+  std::size_t off = 0;
+  for (std::size_t d = 0; d < sizeof...(Extents); ++d) {
+    MHA_ASSERT(idx[d] < ext[d]);
+    off = off * ext[d] + idx[d];
+  }
+  return off;
+}
+}  // namespace detail
+
 /// Owning, fixed-size, row-major, contiguous tensor of `T` with shape
 /// [Extents...] (e.g. `tensor<float, B, N, D>` is [batch][tokens][features]).
 ///
@@ -99,13 +116,7 @@ struct tensor {
     if constexpr (sizeof...(Index) != rank || sizeof...(Index) == 0) {
       return 0;
     } else {
-      const std::size_t idx[] = {static_cast<std::size_t>(index)...};
-      std::size_t off = 0;
-      for (std::size_t d = 0; d < rank; ++d) {
-        MHA_ASSERT(idx[d] < extents[d]);
-        off = off * extents[d] + idx[d];
-      }
-      return off;
+      return detail::row_major_offset<Extents...>(index...);
     }
   }
 

@@ -9,6 +9,8 @@
 
 #include <mha/dynamic/linear.hpp>
 #include <mha/dynamic/tensor.hpp>
+#include <mha/detail/dynamic_output_check.hpp>
+#include <mha/dynamic/tensor_view.hpp>
 
 #include <mha/detail/macros.hpp>
 
@@ -21,12 +23,14 @@ struct dynamic_input_shape {
   std::size_t tokens;
 };
 
-/// Checks that x is [B][N][d_in] or [N][d_in] with 1 <= N <= context_length;
-/// throws std::invalid_argument naming `api` and the sizes otherwise.
+/// Checks that x (a tensor's or the caller's memory) is [B][N][d_in] or
+/// [N][d_in] with 1 <= N <= context_length; throws std::invalid_argument
+/// naming `api` and the sizes otherwise.
 template <class T>
-dynamic_input_shape check_dynamic_input(const char* api, const dynamic::tensor<T>& x,
-                                        std::size_t d_in, std::size_t context_length) {
-  const auto& s = x.shape();
+dynamic_input_shape check_dynamic_input(const char* api,
+                                        const dynamic::tensor_view<const T>& x, std::size_t d_in,
+                                        std::size_t context_length) {
+  const auto s = x.shape();
   // built only on the error path: a valid call allocates nothing
   const auto where = [&] { return std::string(api) + "::forward: input " + dynamic::shape_string(s); };
   if (s.size() != 2 && s.size() != 3)
@@ -43,22 +47,6 @@ dynamic_input_shape check_dynamic_input(const char* api, const dynamic::tensor<T
                                 " tokens, expected 1 <= tokens <= context_length = " +
                                 std::to_string(context_length));
   return {batch, tokens};
-}
-
-/// Checks `out` has the shape of x with last extent `width` (std::invalid_argument).
-template <class T>
-void check_dynamic_output(const char* api, const dynamic::tensor<T>& x,
-                          const dynamic::tensor<T>& out, std::size_t width) {
-  const auto& xs = x.shape();
-  const auto& os = out.shape();
-  bool ok = os.size() == xs.size() && os.back() == width;
-  for (std::size_t d = 0; ok && d + 1 < xs.size(); ++d) ok = os[d] == xs[d];
-  if (ok) return;  // no allocation on the valid path
-  auto expected = xs;
-  expected.back() = width;
-  throw std::invalid_argument(std::string(api) + "::forward: output is " +
-                              dynamic::shape_string(out.shape()) + ", expected " +
-                              dynamic::shape_string(expected));
 }
 
 /// Marks a module's own member layer in check_dynamic_linear (no head index).

@@ -9,12 +9,14 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include <mha/detail/attention.hpp>
 #include <mha/detail/contracts.hpp>
 #include <mha/detail/dynamic_checks.hpp>
 #include <mha/dynamic/kv_cache.hpp>
 #include <mha/dynamic/tensor.hpp>
+#include <mha/dynamic/tensor_view.hpp>
 #include <mha/dynamic/workspace.hpp>
 
 #include <mha/detail/macros.hpp>
@@ -34,26 +36,32 @@ namespace mha::detail {
 /// reported once, by the module's own static_assert ("mha::dynamic::<module>:
 /// T must be float or double"; its members are then of float); no forward
 /// body is instantiated then.
+///
+/// Every input `x` is a dynamic::tensor_view<const T> and every output `out` a
+/// dynamic::tensor_view<T>: views of the caller's memory, or of a
+/// dynamic::tensor, which converts implicitly (so one overload serves both,
+/// with the same checks and messages).
 template <class Derived, class T>
 class dynamic_module {
  public:
   /// Inference forward: [B][N][d_in] (or [N][d_in]) -> [B][N][output_width()].
-  MHA_DETAIL_ISA_TAG dynamic::tensor<T> forward(const dynamic::tensor<T>& x) const {
+  MHA_DETAIL_ISA_TAG dynamic::tensor<T> forward(dynamic::tensor_view<const T> x) const {
     dynamic::workspace<T> ws;
     return forward_new(x, ws, false, 0);
   }
   /// Same as forward(x) (PyTorch's module(x)).
   MHA_DETAIL_ISA_TAG
-  dynamic::tensor<T> operator()(const dynamic::tensor<T>& x) const { return forward(x); }
+  dynamic::tensor<T> operator()(dynamic::tensor_view<const T> x) const { return forward(x); }
   /// Inference forward into `out` (shape of x with last extent output_width())
   /// with a temporary workspace (allocates).
-  MHA_DETAIL_ISA_TAG void forward(const dynamic::tensor<T>& x, dynamic::tensor<T>& out) const {
+  MHA_DETAIL_ISA_TAG void forward(dynamic::tensor_view<const T> x,
+                                  dynamic::tensor_view<T> out) const {
     dynamic::workspace<T> ws;
     run(x, out, ws, false, 0);
   }
   /// Inference forward into `out`, reusing `ws`: no allocation after the
   /// first call (ws is sized for context_length tokens then), whatever N.
-  MHA_DETAIL_ISA_TAG void forward(const dynamic::tensor<T>& x, dynamic::tensor<T>& out,
+  MHA_DETAIL_ISA_TAG void forward(dynamic::tensor_view<const T> x, dynamic::tensor_view<T> out,
                dynamic::workspace<T>& ws) const {
     run(x, out, ws, false, 0);
   }
@@ -67,7 +75,8 @@ class dynamic_module {
   /// (size() + n > capacity()), naming the numbers; nothing is written then.
   /// No allocation after the first call with `ws`.
   MHA_DETAIL_ISA_TAG
-  void forward(const dynamic::tensor<T>& x, dynamic::tensor<T>& out, dynamic::kv_cache<T>& cache,
+  void forward(dynamic::tensor_view<const T> x, dynamic::tensor_view<T> out,
+               dynamic::kv_cache<T>& cache,
                dynamic::workspace<T>& ws) const {
     if constexpr (float_or_double<T>) forward_cached_(x, out, cache, ws);
   }
@@ -75,20 +84,20 @@ class dynamic_module {
   /// [0, 1]) on the attention weights, kept weights scaled by 1/(1-p); the
   /// same mask as the fixed-size twin for the same seed.
   MHA_DETAIL_ISA_TAG
-  dynamic::tensor<T> forward_training(const dynamic::tensor<T>& x, std::uint64_t seed) const {
+  dynamic::tensor<T> forward_training(dynamic::tensor_view<const T> x, std::uint64_t seed) const {
     dynamic::workspace<T> ws;
     return forward_new(x, ws, true, seed);
   }
   /// Training-mode forward into `out` with a temporary workspace (allocates).
   MHA_DETAIL_ISA_TAG
-  void forward_training(const dynamic::tensor<T>& x, dynamic::tensor<T>& out,
+  void forward_training(dynamic::tensor_view<const T> x, dynamic::tensor_view<T> out,
                         std::uint64_t seed) const {
     dynamic::workspace<T> ws;
     run(x, out, ws, true, seed);
   }
   /// Training-mode forward into `out`, reusing `ws`.
   MHA_DETAIL_ISA_TAG
-  void forward_training(const dynamic::tensor<T>& x, dynamic::tensor<T>& out,
+  void forward_training(dynamic::tensor_view<const T> x, dynamic::tensor_view<T> out,
                         dynamic::workspace<T>& ws, std::uint64_t seed) const {
     run(x, out, ws, true, seed);
   }
@@ -96,7 +105,7 @@ class dynamic_module {
  private:
   /// The KV-cache forward (T is float or double).
   MHA_DETAIL_ISA_TAG
-  void forward_cached_(const dynamic::tensor<T>& x, dynamic::tensor<T>& out,
+  void forward_cached_(const dynamic::tensor_view<const T>& x, const dynamic::tensor_view<T>& out,
                        dynamic::kv_cache<T>& cache, dynamic::workspace<T>& ws) const {
     const Derived& m = self();
     const auto s = check_dynamic_input(Derived::api, x, m.d_in(), m.context_length());
@@ -139,12 +148,14 @@ class dynamic_module {
   }
   /// Checks, then the whole-sequence orchestration (one sequence at a time).
   MHA_DETAIL_ISA_TAG
-  void run(const dynamic::tensor<T>& x, dynamic::tensor<T>& out, dynamic::workspace<T>& ws,
+  void run(const dynamic::tensor_view<const T>& x, const dynamic::tensor_view<T>& out,
+           dynamic::workspace<T>& ws,
            bool training, std::uint64_t seed) const {
     if constexpr (float_or_double<T>) run_(x, out, ws, training, seed);
   }
   /// run for T float or double.
-  MHA_DETAIL_ISA_TAG void run_(const dynamic::tensor<T>& x, dynamic::tensor<T>& out, dynamic::workspace<T>& ws,
+  MHA_DETAIL_ISA_TAG void run_(const dynamic::tensor_view<const T>& x,
+                               const dynamic::tensor_view<T>& out, dynamic::workspace<T>& ws,
             bool training, std::uint64_t seed) const {
     const Derived& m = self();
     const auto s = check_dynamic_input(Derived::api, x, m.d_in(), m.context_length());
@@ -156,9 +167,9 @@ class dynamic_module {
                         s.tokens * width, ws.storage.data(), ws.scores.data(), training, seed);
   }
   MHA_DETAIL_ISA_TAG
-  dynamic::tensor<T> forward_new(const dynamic::tensor<T>& x, dynamic::workspace<T>& ws,
+  dynamic::tensor<T> forward_new(const dynamic::tensor_view<const T>& x, dynamic::workspace<T>& ws,
                                  bool training, std::uint64_t seed) const {
-    auto shape = x.shape();
+    std::vector<std::size_t> shape(x.shape().begin(), x.shape().end());
     shape.back() = self().output_width();
     dynamic::tensor<T> out(shape);
     run(x, out, ws, training, seed);

@@ -17,6 +17,7 @@
 #include <mha/kv_cache.hpp>
 #include <mha/status.hpp>
 #include <mha/tensor.hpp>
+#include <mha/tensor_view.hpp>
 
 namespace mha::detail {
 
@@ -36,13 +37,28 @@ struct input_shape {
   static constexpr std::size_t features = rank_ok ? nth(rank - 1) : 0;
 };
 
-/// input_shape of a tensor type.
 template <class X>
-struct shape_of;
+struct tensor_shape_of;
 template <class U, std::size_t... E>
-struct shape_of<tensor<U, E...>> : input_shape<E...> {
+struct tensor_shape_of<tensor<U, E...>> : input_shape<E...> {
   using element_type = U;
 };
+/// input_shape of a tensor or tensor_view type (element_type without const).
+template <class X>
+struct shape_of : tensor_shape_of<as_tensor_t<X>> {};
+
+/// The input rules of a fixed-size module's forward, for the shape facts S of
+/// an input (shape_of), the module's T, DIn and ContextLength: element type,
+/// rank 2 or 3, last extent DIn, 1 <= N <= ContextLength (and batch >= 1).
+/// The forward overloads static_assert each rule with its message and return
+/// this conjunction; mha::can_forward_v reads it without asserting. A rule
+/// added to one must be added to the other (test_introspection checks the
+/// trait on each rule's failing shape).
+template <class S, class T, std::size_t DIn, std::size_t ContextLength>
+inline constexpr bool forward_input_ok =
+    same_element_type<typename S::element_type, T> && rank_is_2_or_3<S::rank> &&
+    equals<S::features, DIn> && at_most<S::tokens, ContextLength> && S::tokens > 0 &&
+    S::batch > 0;
 
 /// Inference or training mode of one forward call (training draws dropout
 /// decisions from `seed`, see dropout_state).
@@ -66,9 +82,10 @@ template <class T, std::size_t W, class X>
 struct output_for_tensor;
 template <class T, std::size_t W, class U, std::size_t... E>
 struct output_for_tensor<T, W, tensor<U, E...>> : output_for<T, W, E...> {};
-/// Output tensor type of a module of width W for the input tensor type X.
+/// Output tensor type of a module of width W for the input tensor (or
+/// tensor_view) type X.
 template <class T, std::size_t W, class X>
-using output_for_t = typename output_for_tensor<T, W, X>::type;
+using output_for_t = typename output_for_tensor<T, W, as_tensor_t<X>>::type;
 
 /// Intermediates of one forward call of a fixed-size attention module for
 /// `Batch` sequences of up to `Tokens` tokens, in one array `storage`
@@ -85,9 +102,13 @@ using output_for_t = typename output_for_tensor<T, W, X>::type;
 ///    translation unit whatever its -m flags;
 ///  * a KV-cache call: the queries and the context of all Batch * Tokens new
 ///    rows plus gemm::mr score rows of ContextLength keys.
+///
+/// The sizes live in the storage-free base attention_workspace_sizes, which
+/// mha::can_forward_v reads without instantiating the storage (and its
+/// MHA_MAX_INLINE_BYTES check).
 template <class T, std::size_t Batch, std::size_t Tokens, std::size_t DIn, std::size_t Width,
           std::size_t ContextLength>
-struct attention_workspace {
+struct attention_workspace_sizes {
   static constexpr std::size_t batch = Batch;    ///< sequences per call
   static constexpr std::size_t tokens = Tokens;  ///< largest token count per sequence
   /// Elements of the general path.
@@ -112,16 +133,22 @@ struct attention_workspace {
   /// Elements of `storage` as a constant and a call, like mha::tensor::size:
   /// `W::size` converts to std::size_t, `ws.size()` / `W::size()` call it.
   static constexpr std::integral_constant<std::size_t, storage_elements> size{};
-  T storage[storage_elements];  ///< the intermediates
+  /// Where a KV-cache call's score rows start (after the rows' Q and context).
+  static constexpr std::size_t cached_scores_offset = 2 * Batch * Tokens * Width;
+  /// Where the general path's score rows start.
+  static constexpr std::size_t general_scores_offset = 4 * Tokens * Width;
+};
+template <class T, std::size_t Batch, std::size_t Tokens, std::size_t DIn, std::size_t Width,
+          std::size_t ContextLength>
+struct attention_workspace
+    : attention_workspace_sizes<T, Batch, Tokens, DIn, Width, ContextLength> {
+  using sizes_type = attention_workspace_sizes<T, Batch, Tokens, DIn, Width, ContextLength>;
+  T storage[sizes_type::storage_elements];  ///< the intermediates
   static_assert(detail::within_inline_limit<sizeof(storage), detail::max_inline_bytes>,
                 "mha::workspace: sizeof exceeds MHA_MAX_INLINE_BYTES (the numbers: sizeof, limit); "
                 "the limit refuses the type wherever the object lives, like Eigen's stack "
                 "allocation limit: keep large workspaces in owned storage (std::make_unique) in "
                 "code built without MHA_MAX_INLINE_BYTES, or use mha::dynamic");
-  /// Where a KV-cache call's score rows start (after the rows' Q and context).
-  static constexpr std::size_t cached_scores_offset = 2 * Batch * Tokens * Width;
-  /// Where the general path's score rows start.
-  static constexpr std::size_t general_scores_offset = 4 * Tokens * Width;
 };
 
 }  // namespace mha::detail

@@ -10,9 +10,11 @@
 #include <vector>
 
 #include <mha/detail/contracts.hpp>
+#include <mha/detail/dynamic_output_check.hpp>
 #include <mha/detail/kernels.hpp>
 #include <mha/detail/parameter_description.hpp>
 #include <mha/dynamic/tensor.hpp>
+#include <mha/dynamic/tensor_view.hpp>
 
 #include <mha/detail/macros.hpp>
 
@@ -68,20 +70,27 @@ class linear {
 
   /// y[..][o] = bias[o] + sum_i x[..][i] weight[o][i] for x of any rank whose
   /// last extent is in_features; returns the same shape with last extent
-  /// out_features.
-  MHA_DETAIL_ISA_TAG tensor<T> forward(const tensor<T>& x) const {
-    if (x.shape().back() != in_features_)
-      throw std::invalid_argument("mha::dynamic::linear::forward: input " + shape_string(x.shape()) +
-                                  " must have last extent in_features = " +
-                                  std::to_string(in_features_));
-    std::vector<std::size_t> shape = x.shape();
+  /// out_features. x: a tensor_view<const T> of the caller's memory or a
+  /// dynamic::tensor (converts implicitly).
+  MHA_DETAIL_ISA_TAG tensor<T> forward(tensor_view<const T> x) const {
+    check_input_(x);
+    std::vector<std::size_t> shape(x.shape().begin(), x.shape().end());
     shape.back() = out_features_;
     tensor<T> y(shape);
     apply_rows(x.data(), x.size() / in_features_, y.data());
     return y;
   }
   /// Same as forward(x).
-  MHA_DETAIL_ISA_TAG tensor<T> operator()(const tensor<T>& x) const { return forward(x); }
+  MHA_DETAIL_ISA_TAG tensor<T> operator()(tensor_view<const T> x) const { return forward(x); }
+  /// forward(x) written into `out` (a tensor_view<T> of the caller's memory or
+  /// a dynamic::tensor) of x's shape with last extent out_features; no
+  /// allocation. Throws std::invalid_argument for x's last extent (as
+  /// forward(x)) or an output of another shape, before writing anything.
+  MHA_DETAIL_ISA_TAG void forward(tensor_view<const T> x, tensor_view<T> out) const {
+    check_input_(x);
+    detail::check_dynamic_output("mha::dynamic::linear", x, out, out_features_);
+    apply_rows(x.data(), x.size() / in_features_, out.data());
+  }
 
   /// Applies the layer to `rows` contiguous rows: x [rows][in] -> y [rows][out].
   /// Checks the weight and bias shapes first (std::invalid_argument).
@@ -126,6 +135,14 @@ class linear {
   MHA_DETAIL_ISA_TAG ~linear() = default;
 
  private:
+  /// std::invalid_argument unless x's last extent is in_features.
+  MHA_DETAIL_ISA_TAG void check_input_(const tensor_view<const T>& x) const {
+    if (x.shape().back() != in_features_)
+      throw std::invalid_argument("mha::dynamic::linear::forward: input " +
+                                  shape_string(x.shape()) +
+                                  " must have last extent in_features = " +
+                                  std::to_string(in_features_));
+  }
   MHA_DETAIL_ISA_TAG static std::vector<std::size_t> check_sizes(std::size_t in, std::size_t out) {
     if (in == 0 || out == 0)
       throw std::invalid_argument("mha::dynamic::linear: in_features (" + std::to_string(in) +

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <initializer_list>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -166,8 +167,8 @@ class tensor {
   std::vector<T> values_;
 };
 
-/// "[2][6][3]" for error messages.
-MHA_DETAIL_ISA_TAG inline std::string shape_string(const std::vector<std::size_t>& shape) {
+/// "[2][6][3]" for error messages (a tensor's or a tensor_view's shape).
+MHA_DETAIL_ISA_TAG inline std::string shape_string(std::span<const std::size_t> shape) {
   std::string s;
   for (const std::size_t e : shape) {
     // appended piecewise: `"[" + std::to_string(e)` trips g++ 12's false
@@ -177,6 +178,10 @@ MHA_DETAIL_ISA_TAG inline std::string shape_string(const std::vector<std::size_t
     s += ']';
   }
   return s;
+}
+/// "[2][6][3]" for error messages.
+MHA_DETAIL_ISA_TAG inline std::string shape_string(const std::vector<std::size_t>& shape) {
+  return shape_string(std::span<const std::size_t>(shape));
 }
 
 }  // namespace mha::dynamic

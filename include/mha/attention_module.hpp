@@ -1,0 +1,146 @@
+// mha/attention_module.hpp -- the attention_module concept and the
+// can_forward_v trait, for fixed-size and mha::dynamic modules alike.
+#pragma once
+
+#include <mha/detail/cxx20_check.hpp>
+#ifndef MHA_DETAIL_NO_CXX20
+
+#include <concepts>
+#include <cstddef>
+#include <type_traits>
+
+#include <mha/config.hpp>
+#include <mha/detail/contracts.hpp>
+#include <mha/detail/module_interface.hpp>
+#include <mha/tensor_view.hpp>
+
+namespace mha {
+
+namespace dynamic {
+template <class T>
+class tensor_view;
+}  // namespace dynamic
+
+namespace detail {
+/// M has the fixed-size modules' compile-time sizes (static constexpr
+/// std::size_t members d_in, context_length, num_heads, head_dim,
+/// output_width) and a value_type.
+template <class M>
+concept fixed_module_sizes = requires {
+  typename M::value_type;
+  requires std::is_same_v<decltype(M::d_in), const std::size_t>;
+  requires std::is_same_v<decltype(M::context_length), const std::size_t>;
+  requires std::is_same_v<decltype(M::num_heads), const std::size_t>;
+  requires std::is_same_v<decltype(M::head_dim), const std::size_t>;
+  requires std::is_same_v<decltype(M::output_width), const std::size_t>;
+};
+
+/// m.forward(x) of a fixed-size module compiles: X is a tensor or a
+/// tensor_view for which every contract of forward(x) holds (the input rules
+/// of forward_input_ok, read here without asserting, then the output and the
+/// stack workspace within MHA_MAX_INLINE_BYTES and MHA_STACK_WORKSPACE_LIMIT).
+template <class M, class X>
+consteval bool fixed_can_forward() noexcept {
+  if constexpr (!fixed_tensor_like<X>) {
+    return false;
+  } else {
+    using S = shape_of<X>;
+    using T = typename M::value_type;
+    if constexpr (!forward_input_ok<S, T, M::d_in, M::context_length>) {
+      return false;
+    } else {
+      // M::workspace<B, N> is attention_workspace<T, B, N, d_in, output_width,
+      // context_length> (forward_overloads.hpp); its sizes without its storage
+      using W = attention_workspace_sizes<T, S::batch, S::tokens, M::d_in, M::output_width,
+                                          M::context_length>;
+      constexpr std::size_t workspace_bytes = sizeof(T) * W::size;
+      constexpr std::size_t output_bytes = sizeof(T) * S::batch * S::tokens * M::output_width;
+      return within_inline_limit<output_bytes, max_inline_bytes> &&
+             within_inline_limit<workspace_bytes, max_inline_bytes> &&
+             workspace_bytes <= MHA_STACK_WORKSPACE_LIMIT;
+    }
+  }
+}
+
+template <class M, class X>
+consteval bool can_forward() noexcept {
+  if constexpr (fixed_module_sizes<M>)
+    return fixed_can_forward<M, X>();
+  else
+    return requires(const M& m, const X& x) { m.forward(x); };
+}
+}  // namespace detail
+
+/// True where `m.forward(x)` compiles for a `const M m` and an argument of
+/// type X, false otherwise, without a compile-time error either way (a
+/// `requires { m.forward(x); }` is a hard error for a fixed-size module and a
+/// bad shape: forward returns `auto`, and its static_assert fires while the
+/// return type is deduced). For a fixed-size module M (mha::causal_attention,
+/// multi_head_attention, multi_head_attention_wrapper,
+/// fused_multi_head_attention): X is an mha::tensor or mha::tensor_view whose
+/// element type, rank (2 or 3), last extent (d_in) and token count (1..
+/// context_length) satisfy the rules forward's static_asserts check (the same
+/// predicate, detail::forward_input_ok), and whose output and stack workspace
+/// fit MHA_MAX_INLINE_BYTES and MHA_STACK_WORKSPACE_LIMIT. For an mha::dynamic
+/// module: X converts to a dynamic::tensor_view<const T> (a dynamic::tensor or
+/// a view of T); shapes are checked at run time, so their errors are
+/// exceptions, not a false here. cv and reference qualifiers are ignored.
+///
+///   static_assert(mha::can_forward_v<M, mha::tensor<float, 6, 3>>);
+///   if constexpr (mha::can_forward_v<M, X>) y = m.forward(x);
+template <class M, class X>
+inline constexpr bool can_forward_v =
+    detail::can_forward<std::remove_cvref_t<M>, std::remove_cvref_t<X>>();
+
+/// A fixed-size attention module: the compile-time sizes `d_in`,
+/// `context_length`, `num_heads`, `head_dim`, `output_width` (static
+/// constexpr std::size_t), `value_type` float or double, the member types
+/// `workspace<B, N>` and `kv_cache<B>`, and `forward(x, out)` for a one-token
+/// tensor_view x [1][d_in] and out [1][output_width] (checked from its
+/// declaration: nothing is instantiated). `d_out` is not required: the
+/// wrapper's is the width of one head.
+template <class M>
+concept fixed_attention_module =
+    detail::fixed_module_sizes<M> && detail::float_or_double<typename M::value_type> &&
+    requires(const M& m,
+             const tensor_view<const typename M::value_type, 1, detail::at_least_1<M::d_in>>& x,
+             const tensor_view<typename M::value_type, 1, detail::at_least_1<M::output_width>>&
+                 out) {
+      typename M::template workspace<1, 1>;
+      typename M::template kv_cache<1>;
+      m.forward(x, out);
+    };
+
+/// An mha::dynamic attention module: run-time sizes `d_in()`,
+/// `context_length()`, `num_heads()`, `head_dim()`, `output_width()`
+/// (convertible to std::size_t), `value_type`, `forward(x)` returning the
+/// output and `forward(x, out)`, for x a dynamic::tensor_view<const T> and
+/// out a dynamic::tensor_view<T>.
+template <class M>
+concept dynamic_attention_module = requires(
+    const M& m, const dynamic::tensor_view<const typename M::value_type>& x,
+    const dynamic::tensor_view<typename M::value_type>& out) {
+  { m.d_in() } -> std::convertible_to<std::size_t>;
+  { m.context_length() } -> std::convertible_to<std::size_t>;
+  { m.num_heads() } -> std::convertible_to<std::size_t>;
+  { m.head_dim() } -> std::convertible_to<std::size_t>;
+  { m.output_width() } -> std::convertible_to<std::size_t>;
+  m.forward(x);
+  m.forward(x, out);
+};
+
+/// Every attention module of the library, fixed-size or mha::dynamic
+/// (causal_attention, multi_head_attention, multi_head_attention_wrapper,
+/// fused_multi_head_attention, and their mha::dynamic twins), and a user's
+/// module that provides the same (see fixed_attention_module and
+/// dynamic_attention_module). Not a linear layer (no attention sizes). Use
+/// it to constrain generic code:
+///
+///   template <mha::attention_module M> void run(const M& m);
+template <class M>
+concept attention_module =
+    fixed_attention_module<std::remove_cvref_t<M>> || dynamic_attention_module<std::remove_cvref_t<M>>;
+
+}  // namespace mha
+
+#endif  // MHA_DETAIL_NO_CXX20
