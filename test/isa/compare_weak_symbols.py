@@ -15,7 +15,8 @@ lacks (SIGILL). That is the ODR hazard of issue 11, defect 6.
 For every weak function symbol (nm type W) whose mangled name is under the
 mha namespace (including lambdas and local entities of mha functions) and
 that both objects define, the disassembly (objdump -dr) is compared with the
-instruction offsets and comments stripped and relocations to local sections
+instruction offsets, comments and objdump's <symbol+offset> names of
+addresses stripped (the addresses stay) and relocations to local sections
 (constant pools) anonymised; relocation targets that are symbols are
 compared by name. Exit status 1 if any differ, listing them.
 
@@ -35,6 +36,7 @@ import sys
 MHA_SYMBOL = re.compile(r"^_ZZ?N[rVKRO]*3mha")
 HEADER = re.compile(r"^[0-9a-f]+ <(.+)>:$")
 INSN = re.compile(r"^\s*[0-9a-f]+:\t(.*)$")
+ANNOTATION = re.compile(r"\s*<[^>]*>")
 RELOC = re.compile(r"^\s*[0-9a-f]+: (R_\S+)\s+(\S+)$")
 EXEMPT = re.compile(r"^mha::(causal_attention|multi_head_attention|multi_head_attention_wrapper|"
                     r"fused_multi_head_attention)<.*>::\1\(\)$")
@@ -78,7 +80,10 @@ def disassembly(objdump, obj, wanted):
     """Normalised disassembly of each wanted symbol: a list of lines."""
     code = {}
     current = None
-    for line in run([objdump, "-d", "-r", "-w", "--no-show-raw-insn", obj]).splitlines():
+    # Without -w: objdump -w prints a relocation on its instruction's line,
+    # after the "#" comment of a RIP-relative operand, where it was cut off
+    # with the comment (and not anonymised where it was not).
+    for line in run([objdump, "-d", "-r", "--no-show-raw-insn", obj]).splitlines():
         m = HEADER.match(line)
         if m:
             current = m.group(1) if m.group(1) in wanted else None
@@ -94,6 +99,11 @@ def disassembly(objdump, obj, wanted):
         i = INSN.match(line)
         if i:
             insn = i.group(1).split("#")[0]
+            # objdump names an address by the nearest symbol before it, which
+            # for a function in its own section can be an unrelated local
+            # label (a constant pool, <.LC215+0x1>) whose number differs
+            # between objects; the address itself stays in the comparison
+            insn = ANNOTATION.sub("", insn)
             insn = re.sub(r"\s+", " ", insn).strip()
             code[current].append(insn)
     return code
