@@ -37,8 +37,10 @@
 // sets never define the same symbol with different code. The namespace carries
 // the same name as an ABI tag, so a member function whose return type is one
 // of its types (a module's spec_()) is renamed too; MHA_DETAIL_ISA_TAG puts
-// the tag on a public member function that runs ISA-dependent code (the
-// modules' forward calls), whose class must stay the same type everywhere.
+// the tag on a public function or a member of a public class (which must stay
+// the same type everywhere) that has code of its own: it calls or inlines
+// ISA-dependent code (the modules' forward), or the compiler generates its
+// code for the instruction set (docs/design.md, "Which functions get the tag").
 #if defined(__x86_64__) || defined(__i386__)
 #if defined(__AVX512F__) && defined(__AVX512VL__) && defined(__AVX512BW__) && defined(__AVX512DQ__)
 #define MHA_DETAIL_ISA isa_avx512

@@ -26,6 +26,7 @@
 #include <mha/detail/macros.hpp>  // MHA_IO_HAVE_DYNAMIC: with exceptions
 
 namespace mha::io::detail {
+MHA_DETAIL_ISA_NAMESPACE {
 
 /// Destination of (part of) a file tensor: dest[r * cols + c] =
 /// src[src_offset + r * src_row_stride + c * src_col_stride] for r < rows, c < cols.
@@ -394,6 +395,7 @@ inline constexpr bool is_loadable_v<
                                          std::declval<attention_desc<typename Model::value_type>&>()))>> =
     true;
 
+}  // namespace MHA_DETAIL_ISA
 }  // namespace mha::io::detail
 
 #include <mha/detail/macros_undef.hpp>
