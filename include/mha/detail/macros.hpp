@@ -10,12 +10,27 @@
 // (test/headers checks that no MHA_DETAIL_ / MHA_IO_ macro survives an
 // #include of any public header).
 
+#include <cstddef>
+
 /// Forces inlining of the small kernel pieces, so that a caller whose sizes
 /// are compile-time constants (the fixed-size modules) gets every loop bound,
 /// edge width and partial-vector length folded into the code.
 #define MHA_DETAIL_INLINE __attribute__((always_inline)) inline
 /// The same for lambdas (after the parameter list).
 #define MHA_DETAIL_LAMBDA_INLINE __attribute__((always_inline))
+
+/// The limit of MHA_MAX_INLINE_BYTES (mha/config.hpp) in bytes, or no limit
+/// (the largest std::size_t) when the user did not define it. Used only as the
+/// Limit argument of detail::within_inline_limit in static_asserts (and in the
+/// `if constexpr` that skips a forward body after such a static_assert has
+/// failed): each value names its own specialisation, no entity stores the
+/// limit, and a translation unit that compiles gets the same code with any
+/// limit (docs/design.md, "Memory"). Read where each header is included.
+#ifdef MHA_MAX_INLINE_BYTES
+#define MHA_DETAIL_MAX_INLINE_BYTES() (static_cast<std::size_t>(MHA_MAX_INLINE_BYTES))
+#else
+#define MHA_DETAIL_MAX_INLINE_BYTES() (~std::size_t{0})
+#endif
 
 /// Defined when the compiler has __builtin_shufflevector for GCC vector types
 /// (the in-register transposes of token_major.hpp).

@@ -18,6 +18,8 @@
 #include <mha/status.hpp>
 #include <mha/tensor.hpp>
 
+#include <mha/detail/macros.hpp>
+
 namespace mha::detail {
 
 /// Shape facts of an input tensor<U, E...>: rank 3 is [batch][tokens][features],
@@ -110,7 +112,7 @@ struct attention_workspace {
     return n;
   }();
   T storage[size];  ///< the intermediates
-  static_assert(detail::within_inline_limit<sizeof(storage), detail::max_inline_bytes>,
+  static_assert(detail::within_inline_limit<sizeof(storage), MHA_DETAIL_MAX_INLINE_BYTES()>,
                 "mha::workspace: sizeof exceeds MHA_MAX_INLINE_BYTES (the numbers: sizeof, limit); "
                 "the limit refuses the type wherever the object lives, like Eigen's stack "
                 "allocation limit: keep large workspaces in owned storage (std::make_unique) in "
@@ -122,3 +124,5 @@ struct attention_workspace {
 };
 
 }  // namespace mha::detail
+
+#include <mha/detail/macros_undef.hpp>
