@@ -7,7 +7,9 @@
 // query vectors unrolled and looped, several chunks of the softmax sum,
 // d_in below, equal to and above d_out, head_dim below, equal to and above the
 // 16-feature context block and not a multiple of it, qkv bias on and off,
-// batches, and the largest N of the path. Built twice: with the project's
+// batches, and N at the target's tokens_limit (d 128: the tokens * d rule of
+// 16-byte vectors in the baseline build; d 16: max_tokens, the largest N of
+// the path, on every target). Built twice: with the project's
 // flags and, where the compiler accepts it, with -march=native (wider vectors,
 // fused multiply-adds), see test/CMakeLists.txt.
 #include <catch2/catch.hpp>
@@ -61,15 +63,21 @@ TEST_CASE("token-major path: medium shapes equal mha::dynamic bit for bit", "[to
   check_against_dynamic<2, 33, 48, 64, 4, true>(12);     // N just past a vector
   check_against_dynamic<1, 37, 64, 24, 1, false>(13);    // d_in > d_out, head_dim 24
   check_against_dynamic<4, 17, 20, 36, 2, true>(14);     // head_dim 18 (16 + 2)
-  check_against_dynamic<1, 32, 128, 128, 4, false>(15);  // d 128, head_dim 32 (within every
-                                                         // target's tokens_limit)
+  // d 128, head_dim 32, at this target's tokens_limit: 60 tokens with 16-byte
+  // vectors (tokens * d below 8192), 32 with AVX2, 256 with AVX-512
+  constexpr std::size_t n_128 = mha::detail::token_major::tokens_limit<128, 128>;
+  check_against_dynamic<1, n_128, 128, 128, 4, false>(15);
 }
 
 TEST_CASE("token-major path: long sequences equal mha::dynamic bit for bit", "[token_major]") {
   check_against_dynamic<1, 100, 24, 32, 2, true>(21);   // looped query vectors
   check_against_dynamic<1, 129, 16, 16, 4, false>(22);  // keys in many chunks of the sum
-  constexpr std::size_t n_max = mha::detail::token_major::tokens_limit<32, 32>;
-  check_against_dynamic<1, n_max, 32, 32, 2, false>(23);  // the largest N of the path
+  // the largest N of the path: tokens_limit at d 16 is max_tokens (256) on
+  // every target, the 16-byte vectors' (SSE2, NEON) included, whose limit at
+  // d 32 is 252 (tokens * d below 8192)
+  constexpr std::size_t n_max = mha::detail::token_major::tokens_limit<16, 16>;
+  static_assert(n_max == mha::detail::token_major::max_tokens);
+  check_against_dynamic<1, n_max, 16, 16, 2, false>(23);
 }
 
 TEST_CASE("token-major path ends at tokens_limit", "[token_major]") {

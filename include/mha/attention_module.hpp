@@ -14,6 +14,8 @@
 #include <mha/detail/module_interface.hpp>
 #include <mha/tensor_view.hpp>
 
+#include <mha/detail/macros.hpp>
+
 namespace mha {
 
 namespace dynamic {
@@ -55,8 +57,8 @@ consteval bool fixed_can_forward() noexcept {
                                           M::context_length>;
       constexpr std::size_t workspace_bytes = sizeof(T) * W::size;
       constexpr std::size_t output_bytes = sizeof(T) * S::batch * S::tokens * M::output_width;
-      return within_inline_limit<output_bytes, max_inline_bytes> &&
-             within_inline_limit<workspace_bytes, max_inline_bytes> &&
+      return within_inline_limit<output_bytes, MHA_DETAIL_MAX_INLINE_BYTES()> &&
+             within_inline_limit<workspace_bytes, MHA_DETAIL_MAX_INLINE_BYTES()> &&
              workspace_bytes <= MHA_STACK_WORKSPACE_LIMIT;
     }
   }
@@ -142,5 +144,7 @@ concept attention_module =
     fixed_attention_module<std::remove_cvref_t<M>> || dynamic_attention_module<std::remove_cvref_t<M>>;
 
 }  // namespace mha
+
+#include <mha/detail/macros_undef.hpp>
 
 #endif  // MHA_DETAIL_NO_CXX20

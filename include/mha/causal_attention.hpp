@@ -128,7 +128,7 @@ struct causal_attention {
       w_value;  ///< W_value: weight [DOut][DIn]
   T dropout = T(0);                       ///< dropout probability (training only)
   static_assert(detail::within_inline_limit<3 * sizeof(w_query) + sizeof(T),
-                                            detail::max_inline_bytes, sizeof(w_query)>,
+                                            MHA_DETAIL_MAX_INLINE_BYTES(), sizeof(w_query)>,
                 "mha::causal_attention: sizeof exceeds MHA_MAX_INLINE_BYTES (the numbers: sizeof, "
                 "limit); the limit refuses the type wherever the object lives, like Eigen's stack "
                 "allocation limit: keep large models in owned storage (std::make_unique) in code "

@@ -35,10 +35,18 @@
 /// of it would live (and also its use in sizeof or its static members): define
 /// it in code that must only hold small objects (e.g. on a small stack), and
 /// keep large models in owned storage (`std::make_unique<M>()`) in translation
-/// units built without it, or use mha::dynamic. Define it the same way in every
-/// translation unit that shares mha types.
+/// units built without it, or use mha::dynamic.
 ///
-/// (mha/detail/contracts.hpp reads it; no default here.)
+/// It only adds checks: the limit reaches nothing but static_asserts (no
+/// variable or other entity holds it), so a translation unit that compiles
+/// gets the same code with any limit or none. Units built with different
+/// limits, or without one, can share mha types, objects and functions in one
+/// program; each refuses only the types it uses itself. Define it before the
+/// first mha header of a translation unit (each header reads it where it is
+/// included).
+///
+/// (mha/detail/macros.hpp reads it into MHA_DETAIL_MAX_INLINE_BYTES(); no
+/// default here.)
 
 #if defined(NDEBUG)
 #define MHA_ASSERT(cond) static_cast<void>(0)

@@ -10,6 +10,8 @@
 #include <mha/detail/attention.hpp>
 #include <mha/detail/contracts.hpp>
 
+#include <mha/detail/macros.hpp>
+
 namespace mha {
 
 namespace detail {
@@ -74,7 +76,7 @@ class kv_cache {
   T value_[Batch * Capacity * width];
   std::size_t size_ = 0;
   static_assert(detail::within_inline_limit<sizeof(key_t_) + sizeof(value_) + sizeof(size_),
-                                            detail::max_inline_bytes>,
+                                            MHA_DETAIL_MAX_INLINE_BYTES()>,
                 "mha::kv_cache: sizeof exceeds MHA_MAX_INLINE_BYTES (the numbers: sizeof, limit); "
                 "the limit refuses the type wherever the object lives, like Eigen's stack "
                 "allocation limit: keep large caches in owned storage (std::make_unique) in code "
@@ -96,5 +98,7 @@ struct kv_cache_access {
 }  // namespace detail
 
 }  // namespace mha
+
+#include <mha/detail/macros_undef.hpp>
 
 #endif  // MHA_DETAIL_NO_CXX20

@@ -86,7 +86,7 @@ constexpr auto linear_forward(const T* weight, Bias bias, const X& x) noexcept {
   using Y = linear_output_t<T, Out, X>;
   constexpr bool ok = check_linear_input<typename XS::value_type, T, XS::last, In>();
   Y y;
-  if constexpr (ok && within_inline_limit<sizeof(Y), max_inline_bytes>) {
+  if constexpr (ok && within_inline_limit<sizeof(Y), MHA_DETAIL_MAX_INLINE_BYTES()>) {
     // (above MHA_MAX_INLINE_BYTES, Y's own static_assert has reported it)
     static_assert(at_most<sizeof(Y), MHA_STACK_WORKSPACE_LIMIT>,
                   "mha::linear::forward: the output exceeds MHA_STACK_WORKSPACE_LIMIT bytes, too "
@@ -144,7 +144,7 @@ struct linear {
 
   static_assert(
       detail::within_inline_limit<sizeof(weight) + (Bias ? sizeof(bias) : 0),
-                                  detail::max_inline_bytes, sizeof(weight)>,
+                                  MHA_DETAIL_MAX_INLINE_BYTES(), sizeof(weight)>,
       "mha::linear: sizeof exceeds MHA_MAX_INLINE_BYTES (the numbers: sizeof, limit); the limit "
       "refuses the type wherever the object lives, like Eigen's stack allocation limit: keep large "
       "layers in owned storage (std::make_unique) in code built without MHA_MAX_INLINE_BYTES, or "

@@ -165,7 +165,7 @@ struct multi_head_attention {
   T dropout = T(0);                       ///< dropout probability (training only)
   static_assert(
       detail::within_inline_limit<3 * sizeof(w_query) + sizeof(out_proj) + sizeof(T),
-                                  detail::max_inline_bytes,
+                                  MHA_DETAIL_MAX_INLINE_BYTES(),
                                   (sizeof(w_query) > sizeof(out_proj) ? sizeof(w_query)
                                                                       : sizeof(out_proj))>,
       "mha::multi_head_attention: sizeof exceeds MHA_MAX_INLINE_BYTES (the numbers: sizeof, "

@@ -134,7 +134,7 @@ struct multi_head_attention_wrapper {
   typename detail::repeated_tuple<head_type,
                                   std::make_index_sequence<detail::at_least_1<NumHeads>>>::type
       heads;
-  static_assert(detail::within_inline_limit<sizeof(heads), detail::max_inline_bytes,
+  static_assert(detail::within_inline_limit<sizeof(heads), MHA_DETAIL_MAX_INLINE_BYTES(),
                                             sizeof(head_type)>,
                 "mha::multi_head_attention_wrapper: sizeof exceeds MHA_MAX_INLINE_BYTES (the "
                 "numbers: sizeof, limit); the limit refuses the type wherever the object lives, "

@@ -76,7 +76,7 @@ struct tensor {
   /// The elements, row-major. Public so that the type stays an aggregate.
   /// (The `> 0` guard only keeps a zero extent down to the one error above.)
   T elements[size() > 0 ? size() : 1];
-  static_assert(detail::within_inline_limit<sizeof(elements), detail::max_inline_bytes>,
+  static_assert(detail::within_inline_limit<sizeof(elements), MHA_DETAIL_MAX_INLINE_BYTES()>,
                 "mha::tensor: sizeof exceeds MHA_MAX_INLINE_BYTES (the numbers: sizeof, limit); "
                 "the limit refuses the type wherever the object lives, like Eigen's stack "
                 "allocation limit: keep large tensors in owned storage (std::make_unique) in code "

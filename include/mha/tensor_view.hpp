@@ -184,13 +184,6 @@ template <class T, std::size_t... E>
 struct fixed_shape<tensor<T, E...>> : fixed_extents<T, E...> {};
 template <class T, std::size_t... E>
 struct fixed_shape<tensor_view<T, E...>> : fixed_extents<std::remove_const_t<T>, E...> {};
-/// False only for an owning tensor type above MHA_MAX_INLINE_BYTES (whose own
-/// static_assert has reported it); a view's elements are not inline.
-template <class X>
-inline constexpr bool fixed_shape_inline_ok = true;
-template <class T, std::size_t... E>
-inline constexpr bool fixed_shape_inline_ok<tensor<T, E...>> =
-    within_inline_limit<sizeof(T) * (std::size_t{1} * ... * E), max_inline_bytes>;
 /// An mha::tensor or an mha::tensor_view (any cv/ref qualification).
 template <class X>
 concept fixed_tensor_like = fixed_shape<std::remove_cvref_t<X>>::value;

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Fails when two object files define a weak mha:: function with different code.
 
-Usage: compare_weak_symbols.py [--nm NM] [--objdump OBJDUMP] A.o B.o
+Usage: compare_weak_symbols.py [--nm NM] [--objdump OBJDUMP] [--all] A.o B.o
 
 An inline function or a template instantiation is a weak (COMDAT) symbol in
 every object that uses it; the linker keeps one copy and every caller in the
@@ -15,9 +15,15 @@ lacks (SIGILL). That is the ODR hazard of issue 11, defect 6.
 For every weak function symbol (nm type W) whose mangled name is under the
 mha namespace (including lambdas and local entities of mha functions) and
 that both objects define, the disassembly (objdump -dr) is compared with the
-instruction offsets and comments stripped and relocations to local sections
+instruction offsets, comments and objdump's <symbol+offset> names of
+addresses stripped (the addresses stay) and relocations to local sections
 (constant pools) anonymised; relocation targets that are symbols are
 compared by name. Exit status 1 if any differ, listing them.
+
+With --all, every function both objects define (local ones included) is
+compared: for two objects built from the same source with the same flags but
+one macro (test/CMakeLists.txt: MHA_MAX_INLINE_BYTES changes no code); no
+function in common is then a failure too.
 
 One kind of symbol is exempt (listed, never a failure): the implicitly
 defined default constructors of the fixed-size modules. They are aggregates
@@ -35,6 +41,7 @@ import sys
 MHA_SYMBOL = re.compile(r"^_ZZ?N[rVKRO]*3mha")
 HEADER = re.compile(r"^[0-9a-f]+ <(.+)>:$")
 INSN = re.compile(r"^\s*[0-9a-f]+:\t(.*)$")
+ANNOTATION = re.compile(r"\s*<[^>]*>")
 RELOC = re.compile(r"^\s*[0-9a-f]+: (R_\S+)\s+(\S+)$")
 EXEMPT = re.compile(r"^mha::(causal_attention|multi_head_attention|multi_head_attention_wrapper|"
                     r"fused_multi_head_attention)<.*>::\1\(\)$")
@@ -44,12 +51,17 @@ def run(cmd):
     return subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
 
 
-def weak_mha_functions(nm, obj):
-    """Mangled names of the weak mha:: functions defined in obj."""
+def weak_mha_functions(nm, obj, every_function=False):
+    """Mangled names of the weak mha:: functions defined in obj (with
+    every_function: of all its functions, local ones included)."""
     names = set()
     for line in run([nm, "--defined-only", obj]).splitlines():
         parts = line.split()
-        if len(parts) == 3 and parts[1] == "W" and MHA_SYMBOL.match(parts[2]):
+        if len(parts) != 3:
+            continue
+        if every_function and parts[1] in ("T", "t", "W"):
+            names.add(parts[2])
+        elif parts[1] == "W" and MHA_SYMBOL.match(parts[2]):
             names.add(parts[2])
     return names
 
@@ -78,7 +90,10 @@ def disassembly(objdump, obj, wanted):
     """Normalised disassembly of each wanted symbol: a list of lines."""
     code = {}
     current = None
-    for line in run([objdump, "-d", "-r", "-w", "--no-show-raw-insn", obj]).splitlines():
+    # Without -w: objdump -w prints a relocation on its instruction's line,
+    # after the "#" comment of a RIP-relative operand, where it was cut off
+    # with the comment (and not anonymised where it was not).
+    for line in run([objdump, "-d", "-r", "--no-show-raw-insn", obj]).splitlines():
         m = HEADER.match(line)
         if m:
             current = m.group(1) if m.group(1) in wanted else None
@@ -94,6 +109,11 @@ def disassembly(objdump, obj, wanted):
         i = INSN.match(line)
         if i:
             insn = i.group(1).split("#")[0]
+            # objdump names an address by the nearest symbol before it, which
+            # for a function in its own section can be an unrelated local
+            # label (a constant pool, <.LC215+0x1>) whose number differs
+            # between objects; the address itself stays in the comparison
+            insn = ANNOTATION.sub("", insn)
             insn = re.sub(r"\s+", " ", insn).strip()
             code[current].append(insn)
     return code
@@ -103,12 +123,15 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--nm", default="nm")
     ap.add_argument("--objdump", default="objdump")
+    ap.add_argument("--all", action="store_true",
+                    help="compare every function both define (A.o and B.o built from the same "
+                         "source with the same instruction set), not only weak mha:: ones")
     ap.add_argument("a")
     ap.add_argument("b")
     args = ap.parse_args()
 
-    in_a = weak_mha_functions(args.nm, args.a)
-    in_b = weak_mha_functions(args.nm, args.b)
+    in_a = weak_mha_functions(args.nm, args.a, args.all)
+    in_b = weak_mha_functions(args.nm, args.b, args.all)
     common = sorted(in_a & in_b)
     code_a = disassembly(args.objdump, args.a, set(common))
     code_b = disassembly(args.objdump, args.b, set(common))
@@ -116,15 +139,16 @@ def main():
     differ = [s for s in common if code_a.get(s) != code_b.get(s)]
     exempt = [s for s in differ if EXEMPT.match(names.get(s, ""))]
     differ = [s for s in differ if s not in exempt]
-    print(f"{args.a}: {len(in_a)} weak mha:: functions")
-    print(f"{args.b}: {len(in_b)} weak mha:: functions")
+    what = "functions" if args.all else "weak mha:: functions"
+    print(f"{args.a}: {len(in_a)} {what}")
+    print(f"{args.b}: {len(in_b)} {what}")
     print(f"defined in both: {len(common)}, identical code: {len(common) - len(differ) - len(exempt)}, "
           f"different code: {len(differ)} (and {len(exempt)} exempt)")
     for s in exempt:
         print(f"exempt (implicit constructor of an aggregate module): {names.get(s, s)}")
     for s in differ:
         print(f"DIFFERENT CODE: {names.get(s, s)}\n    ({s})")
-    return 1 if differ else 0
+    return 1 if differ or (args.all and not common) else 0
 
 
 if __name__ == "__main__":

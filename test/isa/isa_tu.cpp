@@ -5,14 +5,27 @@
 // of every kind of module with fixed weights and inputs and records the
 // outputs; isa_main.cpp links the copies into one program and compares them.
 //
+// With ISA_TEST_HAVE_IO (the mha::io target exists) it also loads weights
+// with the safetensors loader (<mha/io/safetensors.hpp>): from files of
+// test/data/safetensors (ISA_TEST_DATA_DIR) and from a buffer in memory, in
+// several formats, dtypes and model kinds, and records the loaded weights, so
+// that the loader's weak symbols are compared too (the kernels are already
+// covered: the loaded models are not run).
+//
 // Everything here has internal linkage (anonymous namespace) except the one
 // entry point, so only the library's own symbols can collide between copies.
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include <mha/mha.hpp>
+#if defined(ISA_TEST_HAVE_IO)
+#include <mha/io/safetensors.hpp>
+#endif
 
 #include "isa_run.hpp"
 
@@ -95,6 +108,74 @@ ca_f::workspace<B, N> ws_ca{};
 long_f::workspace<1, 260> ws_long{};
 mha_f::kv_cache<B> cache_f{};
 mha::tensor<float, B, N, 32> y_f{};
+
+#if defined(ISA_TEST_HAVE_IO)
+/// A weight loaded into `m` failed: counted as a mismatch of this copy.
+void expect_loaded(isa_test::run& r, const char* what, const mha::io::load_result& res) {
+  if (!res.ok()) {
+    ++r.twin_mismatches;
+    if (r.first_mismatch == nullptr) r.first_mismatch = what;
+  }
+}
+
+/// test/data/safetensors/<name>.safetensors
+std::string data_file(const char* name) {
+  return std::string(ISA_TEST_DATA_DIR) + "/" + name + ".safetensors";
+}
+
+/// The bytes of data_file(name) (empty if unreadable: the load then fails).
+std::vector<unsigned char> file_bytes(const char* name) {
+  std::vector<unsigned char> bytes;
+  if (std::FILE* f = std::fopen(data_file(name).c_str(), "rb")) {
+    unsigned char buf[4096];
+    for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, f)) != 0;) bytes.insert(bytes.end(), buf, buf + n);
+    std::fclose(f);
+  }
+  return bytes;
+}
+
+template <class M>
+void record_weights(isa_test::run& r, const M& m) {
+  record(r, m.w_query.weight.data(), m.w_query.weight.size);
+  record(r, m.w_key.weight.data(), m.w_key.weight.size);
+  record(r, m.w_value.weight.data(), m.w_value.weight.size);
+}
+
+// The loader's cases: each model kind, format and dtype path of
+// <mha/io/safetensors.hpp> once (book F16/BF16 with the mask check, book F64
+// into double, a causal_attention, GPT-2's transposed Conv1D weights into a
+// dynamic model, NeoX's interleaved rows into the fused model from memory).
+mha::multi_head_attention<float, 6, 8, 9, 4, true> io_m_f{};   // book_mha_f16, _bf16
+mha::multi_head_attention<double, 5, 6, 8, 3, true> io_m_d{};  // book_mha_f64
+mha::causal_attention<float, 4, 5, 7, true> io_m_ca{};          // book_ca_f32
+mha::fused_multi_head_attention<float, 12, 12, 8, 3, true> io_m_fused{};  // neox_f32
+
+void run_loader(isa_test::run& r) {
+  namespace io = mha::io;
+  for (const char* name : {"book_mha_f16", "book_mha_bf16"}) {
+    expect_loaded(r, name, io::try_load_safetensors(data_file(name), io_m_f));
+    record_weights(r, io_m_f);
+  }
+  expect_loaded(r, "book_mha_f64", io::try_load_safetensors(data_file("book_mha_f64"), io_m_d));
+  record_weights(r, io_m_d);
+  expect_loaded(r, "book_ca_f32", io::try_load_safetensors(data_file("book_ca_f32"), io_m_ca));
+  record_weights(r, io_m_ca);
+
+  mha::dynamic::multi_head_attention<float> d(12, 12, 10, 3, true);
+  expect_loaded(r, "gpt2_f32",
+                io::load_safetensors(data_file("gpt2_f32"), d, io::checkpoint_format::gpt2, "h.0.attn."));
+  record(r, d.w_query.weight.data(), d.w_query.weight.size());
+  record(r, d.out_proj.weight.data(), d.out_proj.weight.size());
+
+  const auto bytes = file_bytes("neox_f32");
+  io::load_options o;
+  o.format = io::checkpoint_format::neox;
+  o.prefix = "gpt_neox.layers.0.attention.";
+  expect_loaded(r, "neox_f32",
+                io::try_load_safetensors_memory(bytes.data(), bytes.size(), io_m_fused, o, "neox_f32"));
+  record(r, io_m_fused.w_qkv.weight.data(), io_m_fused.w_qkv.weight.size);
+}
+#endif  // ISA_TEST_HAVE_IO
 
 }  // namespace
 
@@ -209,4 +290,8 @@ void ISA_TEST_RUN(isa_test::run& r) {
     }
     pos += n;
   }
+
+#if defined(ISA_TEST_HAVE_IO)
+  run_loader(r);
+#endif
 }

@@ -126,16 +126,10 @@ template <std::size_t Value, std::size_t Divisor>
 inline constexpr std::size_t quotient_or_1 =
     (Divisor == 0 || Value / (Divisor == 0 ? 1 : Divisor) == 0) ? 1 : Value / Divisor;
 
-/// MHA_MAX_INLINE_BYTES (mha/config.hpp) when the user defines it, else no limit.
-#ifdef MHA_MAX_INLINE_BYTES
-inline constexpr std::size_t max_inline_bytes = MHA_MAX_INLINE_BYTES;
-#else
-inline constexpr std::size_t max_inline_bytes = ~std::size_t{0};
-#endif
-
-/// An object of Bytes bytes is within Limit (= MHA_MAX_INLINE_BYTES), or one
-/// of its parts, the largest of which has LargestPart bytes, already exceeds
-/// it (that part's own static_assert reported it: one error per mistake).
+/// An object of Bytes bytes is within Limit (MHA_DETAIL_MAX_INLINE_BYTES(),
+/// detail/macros.hpp: MHA_MAX_INLINE_BYTES or no limit), or one of its parts,
+/// the largest of which has LargestPart bytes, already exceeds it (that part's
+/// own static_assert reported it: one error per mistake).
 template <std::size_t Bytes, std::size_t Limit, std::size_t LargestPart = 0>
 inline constexpr bool within_inline_limit = Bytes <= Limit || LargestPart > Limit;
 

@@ -10,12 +10,27 @@
 // (test/headers checks that no MHA_DETAIL_ / MHA_IO_ macro survives an
 // #include of any public header).
 
+#include <cstddef>
+
 /// Forces inlining of the small kernel pieces, so that a caller whose sizes
 /// are compile-time constants (the fixed-size modules) gets every loop bound,
 /// edge width and partial-vector length folded into the code.
 #define MHA_DETAIL_INLINE __attribute__((always_inline)) inline
 /// The same for lambdas (after the parameter list).
 #define MHA_DETAIL_LAMBDA_INLINE __attribute__((always_inline))
+
+/// The limit of MHA_MAX_INLINE_BYTES (mha/config.hpp) in bytes, or no limit
+/// (the largest std::size_t) when the user did not define it. Used only as the
+/// Limit argument of detail::within_inline_limit in static_asserts (and in the
+/// `if constexpr` that skips a forward body after such a static_assert has
+/// failed): each value names its own specialisation, no entity stores the
+/// limit, and a translation unit that compiles gets the same code with any
+/// limit (docs/design.md, "Memory"). Read where each header is included.
+#ifdef MHA_MAX_INLINE_BYTES
+#define MHA_DETAIL_MAX_INLINE_BYTES() (static_cast<std::size_t>(MHA_MAX_INLINE_BYTES))
+#else
+#define MHA_DETAIL_MAX_INLINE_BYTES() (~std::size_t{0})
+#endif
 
 /// Defined when the compiler has __builtin_shufflevector for GCC vector types
 /// (the in-register transposes of token_major.hpp).
@@ -37,8 +52,10 @@
 // sets never define the same symbol with different code. The namespace carries
 // the same name as an ABI tag, so a member function whose return type is one
 // of its types (a module's spec_()) is renamed too; MHA_DETAIL_ISA_TAG puts
-// the tag on a public member function that runs ISA-dependent code (the
-// modules' forward calls), whose class must stay the same type everywhere.
+// the tag on a public function or a member of a public class (which must stay
+// the same type everywhere) that has code of its own: it calls or inlines
+// ISA-dependent code (the modules' forward), or the compiler generates its
+// code for the instruction set (docs/design.md, "Which functions get the tag").
 #if defined(__x86_64__) || defined(__i386__)
 #if defined(__AVX512F__) && defined(__AVX512VL__) && defined(__AVX512BW__) && defined(__AVX512DQ__)
 #define MHA_DETAIL_ISA isa_avx512

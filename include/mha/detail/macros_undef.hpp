@@ -3,6 +3,7 @@
 // guard; included at the end of every header that includes either).
 #undef MHA_DETAIL_INLINE
 #undef MHA_DETAIL_LAMBDA_INLINE
+#undef MHA_DETAIL_MAX_INLINE_BYTES
 #undef MHA_DETAIL_HAVE_SHUFFLEVECTOR
 #undef MHA_IO_HAVE_DYNAMIC
 #undef MHA_DETAIL_ISA

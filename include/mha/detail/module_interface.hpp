@@ -19,6 +19,8 @@
 #include <mha/tensor.hpp>
 #include <mha/tensor_view.hpp>
 
+#include <mha/detail/macros.hpp>
+
 namespace mha::detail {
 
 /// Shape facts of an input tensor<U, E...>: rank 3 is [batch][tokens][features],
@@ -144,7 +146,7 @@ struct attention_workspace
     : attention_workspace_sizes<T, Batch, Tokens, DIn, Width, ContextLength> {
   using sizes_type = attention_workspace_sizes<T, Batch, Tokens, DIn, Width, ContextLength>;
   T storage[sizes_type::storage_elements];  ///< the intermediates
-  static_assert(detail::within_inline_limit<sizeof(storage), detail::max_inline_bytes>,
+  static_assert(detail::within_inline_limit<sizeof(storage), MHA_DETAIL_MAX_INLINE_BYTES()>,
                 "mha::workspace: sizeof exceeds MHA_MAX_INLINE_BYTES (the numbers: sizeof, limit); "
                 "the limit refuses the type wherever the object lives, like Eigen's stack "
                 "allocation limit: keep large workspaces in owned storage (std::make_unique) in "
@@ -152,3 +154,5 @@ struct attention_workspace
 };
 
 }  // namespace mha::detail
+
+#include <mha/detail/macros_undef.hpp>

@@ -6,6 +6,11 @@
 // -fno-exceptions (for the fixed-size modules; mha::dynamic needs exceptions);
 // the load_* functions throw mha::io::load_error and exist only when
 // exceptions are enabled. See docs/loading-weights.md.
+//
+// Its internals (mha::io::detail) live in the ISA namespace and the load
+// functions carry the ISA's ABI tag, as the kernels and the modules' forward
+// do (docs/design.md, "ISA namespaces"): translation units built for
+// different instruction sets get their own copies.
 #pragma once
 
 #include <mha/detail/cxx20_check.hpp>
@@ -23,9 +28,12 @@
 #include <mha/io/detail/safetensors_reader.hpp>
 #include <mha/io/load_result.hpp>
 
+#include <mha/detail/macros.hpp>
+
 namespace mha::io {
 
 namespace detail {
+MHA_DETAIL_ISA_NAMESPACE {
 
 /// Full message: "mha::io: <file>: tensor '<name>': <what>".
 inline load_result to_result(const error& e, const std::string& file) {
@@ -258,6 +266,7 @@ constexpr void check_loadable() noexcept {
                 "or one of their mha::dynamic twins");
 }
 
+}  // namespace MHA_DETAIL_ISA
 }  // namespace detail
 
 /// Loads the weights of `model` from the safetensors file `path`, without
@@ -279,7 +288,7 @@ constexpr void check_loadable() noexcept {
 /// model's T with round to nearest. Only std::bad_alloc can escape (when
 /// exceptions are enabled); without exceptions an allocation failure aborts.
 template <class Model>
-load_result try_load_safetensors(const std::filesystem::path& path, Model& model,
+MHA_DETAIL_ISA_TAG load_result try_load_safetensors(const std::filesystem::path& path, Model& model,
                                  const load_options& options = {}) {
   detail::check_loadable<Model>();
   detail::file_source src;
@@ -294,7 +303,7 @@ load_result try_load_safetensors(const std::filesystem::path& path, Model& model
 /// memory (`data`, `size` bytes; e.g. a blob in flash). `name` is used in
 /// messages in place of a file name.
 template <class Model>
-load_result try_load_safetensors_memory(const void* data, std::size_t size, Model& model,
+MHA_DETAIL_ISA_TAG load_result try_load_safetensors_memory(const void* data, std::size_t size, Model& model,
                                         const load_options& options = {},
                                         const std::string& name = "<memory>") {
   detail::check_loadable<Model>();
@@ -310,8 +319,8 @@ load_result try_load_safetensors_memory(const void* data, std::size_t size, Mode
 /// file, the tensor and what was wrong; `model` is then unchanged. Returns the
 /// (successful) load_result, whose `warnings` list what could not be verified.
 template <class Model>
-load_result load_safetensors(const std::filesystem::path& path, Model& model,
-                             const load_options& options) {
+MHA_DETAIL_ISA_TAG load_result load_safetensors(const std::filesystem::path& path, Model& model,
+                                                const load_options& options) {
   load_result r = try_load_safetensors(path, model, options);
   if (!r.ok()) throw load_error(r);
   return r;
@@ -319,9 +328,9 @@ load_result load_safetensors(const std::filesystem::path& path, Model& model,
 
 /// load_safetensors(path, model, {format, prefix}): strict, non-finite values rejected.
 template <class Model>
-load_result load_safetensors(const std::filesystem::path& path, Model& model,
-                             checkpoint_format format = checkpoint_format::book,
-                             std::string_view prefix = "") {
+MHA_DETAIL_ISA_TAG load_result load_safetensors(const std::filesystem::path& path, Model& model,
+                                                checkpoint_format format = checkpoint_format::book,
+                                                std::string_view prefix = "") {
   load_options o;
   o.format = format;
   o.prefix = std::string(prefix);
@@ -330,7 +339,7 @@ load_result load_safetensors(const std::filesystem::path& path, Model& model,
 
 /// Throwing form of try_load_safetensors_memory (returns its successful load_result).
 template <class Model>
-load_result load_safetensors_memory(const void* data, std::size_t size, Model& model,
+MHA_DETAIL_ISA_TAG load_result load_safetensors_memory(const void* data, std::size_t size, Model& model,
                                     const load_options& options = {},
                                     const std::string& name = "<memory>") {
   load_result r = try_load_safetensors_memory(data, size, model, options, name);
@@ -340,5 +349,7 @@ load_result load_safetensors_memory(const void* data, std::size_t size, Model& m
 #endif
 
 }  // namespace mha::io
+
+#include <mha/detail/macros_undef.hpp>
 
 #endif  // MHA_DETAIL_NO_CXX20

@@ -6,7 +6,10 @@
 #include <bit>
 #include <cstdint>
 
+#include <mha/detail/macros.hpp>
+
 namespace mha::io::detail {
+MHA_DETAIL_ISA_NAMESPACE {
 
 /// The float32 with the same value as the IEEE 754 binary16 `h` (exact: every
 /// binary16 value, including subnormals, is a float32). Infinities keep their
@@ -39,4 +42,7 @@ constexpr float bf16_to_f32(std::uint16_t b) noexcept {
   return std::bit_cast<float>(static_cast<std::uint32_t>(b) << 16);
 }
 
+}  // namespace MHA_DETAIL_ISA
 }  // namespace mha::io::detail
+
+#include <mha/detail/macros_undef.hpp>

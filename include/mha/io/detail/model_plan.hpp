@@ -28,6 +28,7 @@
 #endif
 
 namespace mha::io::detail {
+MHA_DETAIL_ISA_NAMESPACE {
 
 /// Destination of (part of) a file tensor: dest[r * cols + c] =
 /// src[src_offset + r * src_row_stride + c * src_col_stride] for r < rows, c < cols.
@@ -428,5 +429,6 @@ inline constexpr bool is_loadable_v =
       read_hyperparameters(m, d);
     };
 
+}  // namespace MHA_DETAIL_ISA
 }  // namespace mha::io::detail
 

@@ -30,7 +30,10 @@
 #include <mha/io/detail/half.hpp>
 #include <mha/io/load_result.hpp>
 
+#include <mha/detail/macros.hpp>
+
 namespace mha::io::detail {
+MHA_DETAIL_ISA_NAMESPACE {
 
 /// Largest header accepted (the same limit as the reference Rust implementation).
 inline constexpr std::uint64_t max_header_size = 100'000'000;
@@ -499,4 +502,7 @@ inline error read_flags(byte_source& src, const header_info& h, const tensor_ent
   return {};
 }
 
+}  // namespace MHA_DETAIL_ISA
 }  // namespace mha::io::detail
+
+#include <mha/detail/macros_undef.hpp>
