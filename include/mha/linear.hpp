@@ -5,9 +5,11 @@
 #ifndef MHA_DETAIL_NO_CXX20
 
 #include <cstddef>
+#include <cstdint>
 #include <type_traits>
 #include <utility>
 
+#include <mha/config.hpp>
 #include <mha/detail/contracts.hpp>
 #include <mha/detail/kernels.hpp>
 #include <mha/detail/parameter_description.hpp>
@@ -186,18 +188,27 @@ struct linear {
   /// y = forward(x) written into a caller-provided `out` (any size: nothing
   /// on the stack): x a tensor or tensor_view [..][InFeatures], out a
   /// non-const tensor or a tensor_view of T of x's shape with last extent
-  /// OutFeatures. Compile-time errors ("mha::linear::forward: ..."): those of
+  /// OutFeatures. Precondition: x and out do not overlap (the layer reads x
+  /// while it writes out; checked by MHA_ASSERT in debug builds), unlike the
+  /// attention modules' forward, which may write over its input.
+  /// Compile-time errors ("mha::linear::forward: ..."): those of
   /// forward(x), an output that is not writable, an output of another shape.
   template <detail::fixed_tensor_like X, detail::fixed_tensor_like Y>
   MHA_DETAIL_ISA_TAG constexpr void forward(const X& x, Y&& out) const noexcept {
     if constexpr (valid_) {
-      if constexpr (detail::check_linear_output<T, InFeatures, OutFeatures, X, Y>())
+      if constexpr (detail::check_linear_output<T, InFeatures, OutFeatures, X, Y>()) {
+        MHA_ASSERT(std::is_constant_evaluated() ||
+                   reinterpret_cast<std::uintptr_t>(x.data() + x.size()) <=
+                       reinterpret_cast<std::uintptr_t>(out.data()) ||
+                   reinterpret_cast<std::uintptr_t>(out.data() + out.size()) <=
+                       reinterpret_cast<std::uintptr_t>(x.data()));
         apply_rows(x.data(), detail::size_c<detail::fixed_shape<std::remove_cvref_t<X>>::size / InFeatures>{},
                    out.data());
+      }
     }
   }
   /// Applies the layer to `rows` contiguous rows: x [rows][In] -> y [rows][Out]
-  /// (caller-owned y, any size).
+  /// (caller-owned y, any size, not overlapping x).
   template <class Rows>
   MHA_DETAIL_ISA_TAG constexpr void apply_rows(const T* x, Rows rows, T* y) const noexcept {
     if constexpr (valid_)

@@ -93,7 +93,7 @@ constexpr auto checked_names() noexcept {
 /// count) are run-time facts: a compile-time error "mha::parameter_names: M
 /// must be a fixed-size module ..."; walk their objects with for_each_parameter.
 template <class M>
-inline constexpr auto parameter_names = detail::params::checked_names<std::remove_cv_t<M>>();
+inline constexpr auto parameter_names = detail::params::checked_names<std::remove_cvref_t<M>>();
 
 /// Fills every parameter of the fixed-size `model` from `values`, in walk
 /// order (for_each_parameter's), each tensor row-major: what PyTorch gives as

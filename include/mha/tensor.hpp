@@ -44,7 +44,8 @@ constexpr std::size_t row_major_offset(Index... index) noexcept {
 ///
 /// Compile-time errors (`static_assert`s starting with "mha::tensor", see
 /// docs/diagnostics.md): rank 0, a zero extent, a non-floating `T`, the wrong
-/// number of indices in `operator()`, and assigning or converting a tensor of
+/// number of indices in `operator()`, extents whose size in bytes overflows
+/// std::size_t, and assigning or converting a tensor of
 /// another shape or element type to this one (e.g. a [3][2] weight into a
 /// module's [2][3] `weight` member). Indices are checked with `MHA_ASSERT` in
 /// debug builds only.
@@ -56,6 +57,9 @@ struct tensor {
                 "mha::tensor: rank must be at least 1 (give at least one extent)");
   static_assert(detail::all_greater_than_zero<Extents...>,
                 "mha::tensor: every extent must be greater than 0");
+  static_assert(detail::product_fits<sizeof(T), Extents...>,
+                "mha::tensor: the size in bytes (the product of the extents times sizeof(T)) "
+                "overflows std::size_t");
 
   /// Element type.
   using value_type = T;
@@ -75,7 +79,7 @@ struct tensor {
 
   /// The elements, row-major. Public so that the type stays an aggregate.
   /// (The `> 0` guard only keeps a zero extent down to the one error above.)
-  T elements[size() > 0 ? size() : 1];
+  T elements[size() > 0 && detail::product_fits<sizeof(T), Extents...> ? size() : 1];
   static_assert(detail::within_inline_limit<sizeof(elements), MHA_DETAIL_MAX_INLINE_BYTES()>,
                 "mha::tensor: sizeof exceeds MHA_MAX_INLINE_BYTES (the numbers: sizeof, limit); "
                 "the limit refuses the type wherever the object lives, like Eigen's stack "

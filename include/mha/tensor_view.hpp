@@ -55,12 +55,17 @@ class tensor_view {
                 "mha::tensor_view: rank must be at least 1 (give at least one extent)");
   static_assert(detail::all_greater_than_zero<Extents...>,
                 "mha::tensor_view: every extent must be greater than 0");
+  static_assert(detail::product_fits<sizeof(T), Extents...>,
+                "mha::tensor_view: the size in bytes (the product of the extents times "
+                "sizeof(T)) overflows std::size_t");
 
   /// tensor<value_type, Extents...>: the owning tensor a view converts from
-  /// (`element_or_float` and `at_least_1` keep an invalid view down to its one
-  /// error above; the identity for every valid view).
-  using tensor_type_ = tensor<detail::element_or_float<std::remove_cv_t<T>>,
-                              detail::at_least_1<Extents>...>;
+  /// (`element_or_float`, `at_least_1` and the [1] fallback keep an invalid
+  /// view down to its one error above; the identity for every valid view).
+  using tensor_type_ = std::conditional_t<
+      (sizeof...(Extents) > 0) && detail::product_fits<sizeof(T), Extents...>,
+      tensor<detail::element_or_float<std::remove_cv_t<T>>, detail::at_least_1<Extents>...>,
+      tensor<detail::element_or_float<std::remove_cv_t<T>>, 1>>;
 
  public:
   /// Type of the elements as viewed (const for a read-only view), as std::mdspan.

@@ -47,6 +47,8 @@ set(MHA_COMPILE_FAIL_CASES
   "tensor_index_count|mha::tensor::operator\\(\\): the number of indices must equal the tensor's rank"
   "tensor_zero_extent|mha::tensor: every extent must be greater than 0"
   "tensor_rank0|mha::tensor: rank must be at least 1"
+  "tensor_extent_overflow|mha::tensor: the size in bytes \\(the product of the extents times sizeof\\(T\\)\\) overflows std::size_t"
+  "view_extent_overflow|mha::tensor_view: the size in bytes \\(the product of the extents times sizeof\\(T\\)\\) overflows std::size_t"
   "linear_last_extent|mha::linear::forward: input last extent must equal InFeatures"
   "linear_element_type|mha::linear::forward: input element type must equal the layer's T"
   # mha::linear without bias, mha::dynamic element types, by-value output limit (issue 11, 2.1)
@@ -97,6 +99,7 @@ set(MHA_COMPILE_FAIL_CASES
   "view_output_const|mha::fused_multi_head_attention::forward: output must be writable"
   "forward_output_rvalue|mha::multi_head_attention_wrapper::forward: output must be writable"
   "view_cached_element_type|mha::multi_head_attention::forward: input element type must equal the module's T"
+  "tensor_view_rank0|mha::tensor_view: rank must be at least 1"
   "tensor_view_zero_extent|mha::tensor_view: every extent must be greater than 0"
   "tensor_view_element_type|mha::tensor_view: T must be float or double"
   "linear_output_shape|mha::linear::forward: output must have the input's shape with last extent OutFeatures"

@@ -46,6 +46,18 @@ inline constexpr bool greater_than_zero = Value > 0;
 template <std::size_t... Values>
 inline constexpr bool all_greater_than_zero = ((Values > 0) && ...);
 
+/// The product of Values does not overflow std::size_t (a tensor's element
+/// count, and its bytes with sizeof(T) as one of the values).
+template <std::size_t... Values>
+inline constexpr bool product_fits = [] {
+  std::size_t product = 1;
+  bool fits = true;
+  ((fits = fits && (Values == 0 || product <= static_cast<std::size_t>(-1) / Values),
+    product *= Values),
+   ...);
+  return fits;
+}();
+
 /// Divisor > 0 and Value % Divisor == 0.
 template <std::size_t Value, std::size_t Divisor>
 inline constexpr bool divisible_by = Divisor > 0 && Value % Divisor == 0;

@@ -127,6 +127,8 @@ class tensor_view {
   std::size_t extent(std::size_t r) const noexcept { return shape_[r]; }
   /// Number of elements (product of the extents).
   std::size_t size() const noexcept { return size_; }
+  /// Number of elements (PyTorch's `Tensor.numel()`), = size().
+  std::size_t numel() const noexcept { return size_; }
   /// Pointer to the first of size() contiguous elements.
   T* data() const noexcept { return data_; }
   /// Same as data() (std::mdspan's name).
@@ -154,7 +156,7 @@ class tensor_view {
   }
 
  private:
-  void copy_shape_(std::span<const std::size_t> s) noexcept {
+  MHA_DETAIL_ISA_TAG void copy_shape_(std::span<const std::size_t> s) noexcept {
     if (s.size() > max_rank) {  // a view of a tensor's shape: keep referring to it
       shape_ = s.data();
       return;

@@ -27,6 +27,8 @@
 #include <mha/dynamic.hpp>
 #endif
 
+#include <mha/detail/macros.hpp>
+
 namespace mha::io::detail {
 MHA_DETAIL_ISA_NAMESPACE {
 
@@ -432,3 +434,4 @@ inline constexpr bool is_loadable_v =
 }  // namespace MHA_DETAIL_ISA
 }  // namespace mha::io::detail
 
+#include <mha/detail/macros_undef.hpp>
