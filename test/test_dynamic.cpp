@@ -151,6 +151,23 @@ TEST_CASE("dynamic constructors reject bad sizes", "[dynamic]") {
   REQUIRE_THROWS_WITH(mha::dynamic::causal_attention<float>(3, 2, 0), Contains("context_length"));
   REQUIRE_THROWS_AS(multi_head_attention<float>(3, 4, 0, 2), std::invalid_argument);
 
+  // A zero size is reported by the module the user built, before its member
+  // layers are constructed (not as "mha::dynamic::linear: in_features ...").
+  REQUIRE_THROWS_WITH(mha::dynamic::causal_attention<float>(0, 5, 6),
+                      Equals("mha::dynamic::causal_attention: d_in must be greater than 0"));
+  REQUIRE_THROWS_WITH(multi_head_attention<float>(0, 4, 6, 2),
+                      Equals("mha::dynamic::multi_head_attention: d_in must be greater than 0"));
+  REQUIRE_THROWS_WITH(multi_head_attention<float>(3, 0, 6, 2),
+                      Equals("mha::dynamic::multi_head_attention: d_out must be greater than 0"));
+  REQUIRE_THROWS_WITH(multi_head_attention<float>(3, 4, 0, 2),
+                      Equals("mha::dynamic::multi_head_attention: context_length must be greater than 0"));
+  REQUIRE_THROWS_WITH(
+      multi_head_attention_wrapper<float>(0, 2, 6, 2),
+      Equals("mha::dynamic::multi_head_attention_wrapper: d_in must be greater than 0"));
+  REQUIRE_THROWS_WITH(
+      multi_head_attention_wrapper<float>(3, 2, 0, 2),
+      Equals("mha::dynamic::multi_head_attention_wrapper: context_length must be greater than 0"));
+
   // Valid sizes construct zero-initialised modules.
   const multi_head_attention<float> ok(3, 4, 6, 2, true);
   REQUIRE(ok.head_dim() == 2);
@@ -369,6 +386,11 @@ TEST_CASE("dynamic weight-shape errors name the module and the member", "[dynami
     CHECK_THROWS_WITH(w.forward(x), Equals("mha::dynamic::multi_head_attention_wrapper: heads[1]." +
                                            name + ".bias is [1], expected [2]"));
   }
+  // a bias given to a layer built without one is an error, not ignored
+  mha::dynamic::multi_head_attention<float> nb(3, 4, 6, 2);  // qkv_bias = false
+  nb.w_key.bias = tensor<float>({4});
+  CHECK_THROWS_WITH(nb.forward(x), Equals("mha::dynamic::multi_head_attention: w_key.bias is [4], "
+                                          "expected none (the layer was built with bias = false)"));
   // a replaced layer and a dropout of one head of a wrapper are named too
   mha::dynamic::multi_head_attention_wrapper<float> w(3, 2, 6, 2);
   w.heads[0].w_key = mha::dynamic::linear<float>(3, 1, false);

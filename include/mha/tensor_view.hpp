@@ -99,6 +99,9 @@ class tensor_view {
   constexpr tensor_view(const tensor_type_& t) noexcept
     requires std::is_const_v<T>
       : data_(t.data()) {}
+  /// No view of a temporary tensor: it would dangle at the end of the full
+  /// expression (`tensor_view<const float, 6, 3> v = make_tensor();`).
+  tensor_view(const tensor_type_&&) = delete;
   /// A read-only view of a writable view.
   template <class U>
     requires(std::is_const_v<T> && std::is_same_v<U, value_type>)
@@ -111,6 +114,8 @@ class tensor_view {
   constexpr tensor_view(const std::array<value_type, size()>& a) noexcept
     requires std::is_const_v<T>
       : data_(a.data()) {}
+  /// No view of a temporary std::array (it would dangle, as above).
+  tensor_view(const std::array<value_type, size()>&&) = delete;
 
   /// Pointer to the first of `size` contiguous elements.
   constexpr T* data() const noexcept { return data_; }

@@ -99,6 +99,7 @@ set(MHA_COMPILE_FAIL_CASES
   "view_output_const|mha::fused_multi_head_attention::forward: output must be writable"
   "forward_output_rvalue|mha::multi_head_attention_wrapper::forward: output must be writable"
   "view_cached_element_type|mha::multi_head_attention::forward: input element type must equal the module's T"
+  "tensor_view_of_temporary|deleted (function|constructor)"
   "tensor_view_rank0|mha::tensor_view: rank must be at least 1"
   "tensor_view_zero_extent|mha::tensor_view: every extent must be greater than 0"
   "tensor_view_element_type|mha::tensor_view: T must be float or double"

@@ -756,9 +756,9 @@ class session {
       if (what == 0) m_.w_value.weight = mha::dynamic::tensor<T>({m_.w_value.weight.size() + 1});
       else if (what == 1) m_.w_value = mha::dynamic::linear<T>(m_.d_in() + 1, m_.d_out(), m_.qkv_bias());
       else m_.w_value.bias = mha::dynamic::tensor<T>({m_.d_out() + 1});
-      // a bias of another shape is only an error where the layer has a bias
-      const bool broken = what != 2 || m_.qkv_bias();
-      expect(outcome_of(call), broken ? invalid : ok, "forward with a replaced layer");
+      // a bias of another shape is an error, and so is any bias given to a
+      // layer built without one (it would be ignored otherwise)
+      expect(outcome_of(call), invalid, "forward with a replaced layer");
       m_.w_value = std::move(saved);
     }
   }

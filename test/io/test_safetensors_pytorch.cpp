@@ -547,3 +547,40 @@ TEST_CASE("a module with a description loads from safetensors without a loader c
   check_user_module<user_attention<6, 8, 9, 4>, mha::multi_head_attention<float, 6, 8, 9, 4, true>>(
       "book_mha_f32.safetensors", mha::io::checkpoint_format::book);
 }
+
+TEST_CASE("checkpoint_format::detect, the default, takes the format from the metadata or the names",
+          "[io][detect]") {
+  using model = mha::multi_head_attention<float, 8, 8, 6, 2, true>;
+  using mha::io::load_errc;
+  const load_options detect{};  // the default options
+  REQUIRE(detect.format == checkpoint_format::detect);
+  // nn.MultiheadAttention: recorded in __metadata__, and without it from in_proj_weight.
+  check_fixed<model, 2, 6>("torch_mha_f32", detect);
+  const auto expected = read_tensor<float>(data_file("torch_mha_f32.io.safetensors"), "output");
+  check_close(fixed_output<model, 2, 6>(without_metadata("torch_mha_f32"), "torch_mha_f32", detect),
+              expected, 1e-5, 1e-6);
+  // GPT-2 under a prefix (c_attn.weight), GPT-NeoX (query_key_value.weight), the book's names.
+  check_fixed<mha::multi_head_attention<float, 12, 12, 10, 3, true>, 2, 8>(
+      "gpt2_f32", opts(checkpoint_format::detect, "h.0.attn."));
+  {
+    mha::multi_head_attention<float, 12, 12, 10, 3, true> m{};
+    REQUIRE_NOTHROW(mha::io::load_safetensors(data_file("gpt2_f32.safetensors"), m,
+                                              checkpoint_format::detect, "h.0.attn."));
+  }
+  load_options neox = neox_opts(mha::io::qkv_layout::interleaved_per_head);
+  neox.format = checkpoint_format::detect;
+  check_close(fixed_output<mha::multi_head_attention<float, 12, 12, 8, 3, true>, 2, 7>(
+                  without_metadata("neox_f32"), "neox_f32", neox),
+              read_tensor<float>(data_file("neox_f32.io.safetensors"), "output"), 2e-6, 1e-7);
+  check_fixed<mha::multi_head_attention<float, 6, 8, 9, 4, true>, 3, 7>("book_mha_f32", detect);
+  // A format given that the file's names do not fit: the error says which one does.
+  const auto r = try_load<model>(without_metadata("torch_mha_f32"), opts(checkpoint_format::book));
+  INFO(r.message);
+  CHECK(r.code == load_errc::missing_tensor);
+  CHECK(r.tensor == "W_query.weight");
+  CHECK(contains(r.message, "missing from the file (checkpoint_format book, no prefix); the file's "
+                            "tensor names fit checkpoint_format pytorch_multihead ('in_proj_weight')"));
+  const auto g = try_load<mha::multi_head_attention<float, 12, 12, 10, 3, true>>(
+      without_metadata("gpt2_f32"), opts(checkpoint_format::pytorch_multihead, "h.0.attn."));
+  CHECK(contains(g.message, "fit checkpoint_format gpt2 ('h.0.attn.c_attn.weight')"));
+}

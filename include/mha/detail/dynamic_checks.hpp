@@ -52,6 +52,21 @@ dynamic_input_shape check_dynamic_input(const char* api,
 /// Marks a module's own member layer in check_dynamic_linear (no head index).
 inline constexpr std::size_t no_head = static_cast<std::size_t>(-1);
 
+/// Checks a module's constructor sizes before its member layers are built, so
+/// the error names the module (std::invalid_argument "<api>: d_in must be
+/// greater than 0", and the same for d_out and context_length); returns d_in.
+MHA_DETAIL_ISA_TAG inline std::size_t check_dynamic_sizes(const char* api, std::size_t d_in,
+                                                       std::size_t d_out,
+                                                       std::size_t context_length) {
+  const char* zero = d_in == 0             ? "d_in"
+                     : d_out == 0          ? "d_out"
+                     : context_length == 0 ? "context_length"
+                                           : nullptr;
+  if (zero != nullptr)
+    throw std::invalid_argument(std::string(api) + ": " + zero + " must be greater than 0");
+  return d_in;
+}
+
 /// Checks a dropout probability is in [0, 1] (std::invalid_argument naming
 /// `api` and, for head `head` of a wrapper, "heads[1].dropout").
 template <class T>

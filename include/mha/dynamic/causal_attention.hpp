@@ -28,7 +28,8 @@ namespace mha::dynamic {
 ///
 /// x: [B][N][d_in] or [N][d_in]; output [B][N][d_out] (or [N][d_out]).
 /// Errors (std::invalid_argument, message names the sizes): zero d_in, d_out
-/// or context_length; input rank not 2 or 3, last extent != d_in, N == 0 or
+/// or context_length ("mha::dynamic::causal_attention: d_in must be greater
+/// than 0"); input rank not 2 or 3, last extent != d_in, N == 0 or
 /// N > context_length, batch 0, wrong output shape, weights of a wrong shape,
 /// dropout outside [0, 1] in training; messages name the member, e.g.
 /// "mha::dynamic::causal_attention: w_key.weight is [3][2], expected [2][3]".
@@ -46,12 +47,12 @@ class causal_attention : public detail::dynamic_module<causal_attention<T>, T> {
   MHA_DETAIL_ISA_TAG
   causal_attention(std::size_t d_in, std::size_t d_out, std::size_t context_length,
                    bool qkv_bias = false)
-      : w_query(d_in, d_out, qkv_bias),
+      : w_query(detail::check_dynamic_sizes(api, d_in, d_out, context_length), d_out, qkv_bias),
         w_key(d_in, d_out, qkv_bias),
         w_value(d_in, d_out, qkv_bias),
         d_in_(d_in),
         d_out_(d_out),
-        context_length_(check_context(context_length)),
+        context_length_(context_length),
         qkv_bias_(qkv_bias) {}
 
   // linear<T> (float when T is not float or double: the one error is the
@@ -118,11 +119,6 @@ class causal_attention : public detail::dynamic_module<causal_attention<T>, T> {
   }
   template <class>
   friend class multi_head_attention_wrapper;
-  MHA_DETAIL_ISA_TAG static std::size_t check_context(std::size_t context_length) {
-    if (context_length == 0)
-      throw std::invalid_argument("mha::dynamic::causal_attention: context_length must be greater than 0");
-    return context_length;
-  }
 
   std::size_t d_in_, d_out_, context_length_;
   bool qkv_bias_;

@@ -28,8 +28,9 @@ namespace mha::dynamic {
 /// Errors: T other than float or double is a compile-time error ("mha::dynamic::linear:
 /// T must be float or double", as mha::linear); the constructor throws
 /// std::invalid_argument for a zero size; forward throws std::invalid_argument
-/// when x's last extent is not in_features or when weight/bias were replaced by
-/// tensors of another shape.
+/// when x's last extent is not in_features, when weight/bias were replaced by
+/// tensors of another shape, or when a layer built without bias was given one
+/// (it would be ignored otherwise).
 template <class T>
 class linear {
   static_assert(detail::float_or_double<T>, "mha::dynamic::linear: T must be float or double");
@@ -123,6 +124,9 @@ class linear {
     if (has_bias_ && (bias.shape().size() != 1 || bias.shape()[0] != out_features_))
       throw std::invalid_argument(where() + "bias is " + shape_string(bias.shape()) +
                                   ", expected [" + std::to_string(out_features_) + "]");
+    if (!has_bias_ && bias.numel() != 0)  // a bias given to a layer built without one
+      throw std::invalid_argument(where() + "bias is " + shape_string(bias.shape()) +
+                                  ", expected none (the layer was built with bias = false)");
   }
 
   // Copies, moves and destruction as the compiler would generate them,

@@ -47,7 +47,8 @@ class multi_head_attention : public detail::dynamic_module<multi_head_attention<
   MHA_DETAIL_ISA_TAG
   multi_head_attention(std::size_t d_in, std::size_t d_out, std::size_t context_length,
                        std::size_t num_heads, bool qkv_bias = false)
-      : w_query(d_in, check(d_out, context_length, num_heads), qkv_bias),
+      : w_query(detail::check_dynamic_sizes(api, d_in, d_out, context_length),
+                check(d_out, num_heads), qkv_bias),
         w_key(d_in, d_out, qkv_bias),
         w_value(d_in, d_out, qkv_bias),
         out_proj(d_out, d_out, true),
@@ -101,15 +102,13 @@ class multi_head_attention : public detail::dynamic_module<multi_head_attention<
   static constexpr const char* api = "mha::dynamic::multi_head_attention";
 
   MHA_DETAIL_ISA_TAG
-  static std::size_t check(std::size_t d_out, std::size_t context_length, std::size_t num_heads) {
+  static std::size_t check(std::size_t d_out, std::size_t num_heads) {
     if (num_heads == 0)
       throw std::invalid_argument(std::string(api) + ": num_heads must be greater than 0");
     if (d_out % num_heads != 0)
       throw std::invalid_argument(std::string(api) + ": d_out (" + std::to_string(d_out) +
                                   ") must be divisible by num_heads (" + std::to_string(num_heads) +
                                   ")");
-    if (context_length == 0)
-      throw std::invalid_argument(std::string(api) + ": context_length must be greater than 0");
     return d_out;
   }
   /// std::invalid_argument for member layers of other sizes or, in training,

@@ -134,6 +134,7 @@ class multi_head_attention_wrapper : public detail::dynamic_module<multi_head_at
   static std::vector<head_type> make_heads(std::size_t d_in, std::size_t d_out,
                                                      std::size_t context_length,
                                                      std::size_t num_heads, bool qkv_bias) {
+    detail::check_dynamic_sizes(api, d_in, d_out, context_length);
     if (num_heads == 0)
       throw std::invalid_argument(std::string(api) + ": num_heads must be greater than 0");
     return std::vector<head_type>(

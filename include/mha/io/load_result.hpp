@@ -41,16 +41,23 @@ enum class checkpoint_format {
   /// buffers are ignored; a `rotary_emb.inv_freq` buffer is an error (rotary
   /// position embeddings are not part of mha's attention).
   neox,
+  /// Not a format of its own (load_options' default): the loader takes the
+  /// file's `__metadata__` `checkpoint_format` when it records one, else the
+  /// format whose tensor names the file has under the prefix: `in_proj_weight`
+  /// is pytorch_multihead, `c_attn.weight` gpt2, `query_key_value.weight`
+  /// neox, anything else book.
+  detect,
 };
 
 /// Readable name of a checkpoint_format ("book", "pytorch_multihead", "gpt2",
-/// "neox"): also its value in a file's `__metadata__` (`checkpoint_format`).
+/// "neox", "detect"): for the four formats also their value in a file's `__metadata__` (`checkpoint_format`).
 constexpr const char* to_string(checkpoint_format f) noexcept {
   switch (f) {
     case checkpoint_format::book: return "book";
     case checkpoint_format::pytorch_multihead: return "pytorch_multihead";
     case checkpoint_format::gpt2: return "gpt2";
     case checkpoint_format::neox: return "neox";
+    case checkpoint_format::detect: return "detect";
   }
   return "unknown";
 }
@@ -140,7 +147,9 @@ constexpr const char* to_string(load_errc e) noexcept {
 /// multi-head model when neither is available, the head count cannot be
 /// verified: load_result::warnings says so.
 struct load_options {
-  checkpoint_format format = checkpoint_format::book;  ///< naming/layout convention
+  /// Naming/layout convention; by default detected from the file (see
+  /// checkpoint_format::detect).
+  checkpoint_format format = checkpoint_format::detect;
   std::string prefix;               ///< prepended to every tensor name, e.g. "h.0.attn."
   bool allow_extra_tensors = false; ///< accept tensors under `prefix` that the model does not use
   bool allow_non_finite = false;    ///< accept NaN/inf (and values overflowing T) in weights

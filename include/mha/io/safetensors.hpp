@@ -82,7 +82,7 @@ inline bool parse_flag(const std::string& s, bool& v) noexcept {
 /// of a multi-head model could not be verified.
 template <class T>
 error check_hyperparameters(const header_info& h, const attention_desc<T>& d,
-                            const load_options& opt, qkv_layout& layout,
+                            const load_options& opt, checkpoint_format format, qkv_layout& layout,
                             std::vector<std::string>& warnings) {
   layout = opt.layout;
   bool heads_known = false;
@@ -134,8 +134,8 @@ error check_hyperparameters(const header_info& h, const attention_desc<T>& d,
       if (found != d.qkv_bias) return mismatch("qkv_bias", *v, d.qkv_bias ? "true" : "false", model_is);
     }
     if (const std::string* v = h.metadata_value("checkpoint_format")) {
-      if (*v != to_string(opt.format))
-        return mismatch("checkpoint_format", *v, to_string(opt.format), "load_options::format");
+      if (*v != to_string(format))
+        return mismatch("checkpoint_format", *v, to_string(format), "load_options::format");
     }
     if (const std::string* v = h.metadata_value("qkv_layout")) {
       qkv_layout found = qkv_layout::unspecified;
@@ -158,6 +158,55 @@ error check_hyperparameters(const header_info& h, const attention_desc<T>& d,
   return {};
 }
 
+/// The format whose characteristic tensor (format_names) the file has under
+/// `prefix`; checkpoint_format::detect when none.
+inline constexpr std::pair<checkpoint_format, const char*> format_names[] = {
+    {checkpoint_format::pytorch_multihead, "in_proj_weight"},
+    {checkpoint_format::gpt2, "c_attn.weight"},
+    {checkpoint_format::neox, "query_key_value.weight"},
+    {checkpoint_format::book, "W_query.weight"},
+    {checkpoint_format::book, "heads.0.W_query.weight"},
+};
+MHA_DETAIL_ISA_TAG inline checkpoint_format format_of_names(const header_info& h,
+                                                            const std::string& prefix,
+                                                            const char** name = nullptr) {
+  for (const auto& [format, tensor] : format_names)
+    if (h.find(prefix + tensor) != nullptr) {
+      if (name != nullptr) *name = tensor;
+      return format;
+    }
+  return checkpoint_format::detect;
+}
+
+/// The format of this load: load_options::format, or for detect the one the
+/// file records in its `__metadata__` (unless ignore_metadata; an unknown
+/// value is left to check_hyperparameters' mismatch error) or its names fit.
+MHA_DETAIL_ISA_TAG inline checkpoint_format resolve_format(const header_info& h,
+                                                           const load_options& opt) {
+  if (opt.format != checkpoint_format::detect) return opt.format;
+  if (!opt.ignore_metadata)
+    if (const std::string* v = h.metadata_value("checkpoint_format"))
+      for (const auto f : {checkpoint_format::book, checkpoint_format::pytorch_multihead,
+                           checkpoint_format::gpt2, checkpoint_format::neox})
+        if (*v == to_string(f)) return f;
+  const checkpoint_format fit = format_of_names(h, opt.prefix);
+  return fit == checkpoint_format::detect ? checkpoint_format::book : fit;
+}
+
+/// For a missing tensor: "; the file's tensor names fit checkpoint_format
+/// gpt2 ('h.0.attn.c_attn.weight')" when they fit another format than
+/// `format` (a format given by the caller that does not match the file);
+/// empty otherwise.
+MHA_DETAIL_ISA_TAG inline std::string names_fit_another(const header_info& h,
+                                                        const std::string& prefix,
+                                                        checkpoint_format format) {
+  const char* name = "";
+  const checkpoint_format fit = format_of_names(h, prefix, &name);
+  if (fit == format || fit == checkpoint_format::detect) return {};
+  return std::string("; the file's tensor names fit checkpoint_format ") + to_string(fit) +
+         " ('" + prefix + name + "')";
+}
+
 /// The loader: validate the whole header, check the hyperparameters and every
 /// needed tensor, read and convert them into scratch buffers, and only then
 /// copy into the model. Appends what it could not verify to `warnings`.
@@ -171,9 +220,10 @@ error load_into(byte_source& src, Model& model, const load_options& opt,
   attention_desc<T> desc;
   if (auto e = describe(model, desc)) return e;
   qkv_layout layout = qkv_layout::unspecified;
-  if (auto e = check_hyperparameters(h, desc, opt, layout, warnings)) return e;
+  const checkpoint_format format = resolve_format(h, opt);
+  if (auto e = check_hyperparameters(h, desc, opt, format, layout, warnings)) return e;
   plan<T> p;
-  if (auto e = make_plan(desc, opt.format, layout, opt.prefix, p)) return e;
+  if (auto e = make_plan(desc, format, layout, opt.prefix, p)) return e;
 
   // Presence: missing weights, biases the model lacks (qkv_bias mismatch).
   for (const auto& t : p.tensors) {
@@ -183,9 +233,10 @@ error load_into(byte_source& src, Model& model, const load_options& opt,
       return make_error(is_bias ? load_errc::qkv_bias : load_errc::missing_tensor, t.name,
                         is_bias ? "missing from the file, but " + t.why
                                 : std::string("missing from the file (checkpoint_format ") +
-                                      to_string(opt.format) +
+                                      to_string(format) +
                                       (opt.prefix.empty() ? std::string(", no prefix)")
-                                                          : ", prefix '" + opt.prefix + "')"));
+                                                          : ", prefix '" + opt.prefix + "')") +
+                                      names_fit_another(h, opt.prefix, format));
     }
     if (t.kind == role::forbidden && e != nullptr)
       return make_error(t.forbidden_code, t.name,
@@ -329,7 +380,7 @@ MHA_DETAIL_ISA_TAG load_result load_safetensors(const std::filesystem::path& pat
 /// load_safetensors(path, model, {format, prefix}): strict, non-finite values rejected.
 template <class Model>
 MHA_DETAIL_ISA_TAG load_result load_safetensors(const std::filesystem::path& path, Model& model,
-                                                checkpoint_format format = checkpoint_format::book,
+                                                checkpoint_format format = checkpoint_format::detect,
                                                 std::string_view prefix = "") {
   load_options o;
   o.format = format;

@@ -180,6 +180,7 @@ error make_plan(const attention_desc<T>& d, checkpoint_format format, qkv_layout
   p.context_length = d.context_length;
   const std::size_t E = d.d_out;
   switch (format) {
+    case checkpoint_format::detect:  // resolved before (resolve_format); book's names
     case checkpoint_format::book: {
       if (layout == qkv_layout::interleaved_per_head)
         return make_error(load_errc::layout, "",
