@@ -313,6 +313,27 @@ static_assert(!mha::can_forward_v<mh, mha::tensor<double, 2, 6, 3>> &&          
               !mha::can_forward_v<fmh, mha::tensor_view<const float, 7, 3>> &&  //
               !mha::can_forward_v<mh, mha::tensor<float, 2, 0, 3>> &&           // zero extent
               !mha::can_forward_v<mh, float> && !mha::can_forward_v<mh, lin>);
+// can_forward_v<M, X, Out>: forward(x, out) compiles (a requires-expression
+// is true there for any out: that forward returns void and checks in its
+// body). Out as forward deduces it: a named lvalue (decltype(out)), a
+// temporary for U&&; a view may be a temporary, a tensor may not.
+using o262 = mha::tensor<float, 2, 6, 2>;
+using w264 = mha::tensor_view<float, 2, 6, 4>;
+static_assert(mha::can_forward_v<mh, t263, o262> && mha::can_forward_v<mh, v263, o262&> &&
+              mha::can_forward_v<mh, t263, mha::tensor_view<float, 2, 6, 2>> &&
+              mha::can_forward_v<mh, t263, mha::tensor_view<float, 2, 6, 2>&&> &&
+              mha::can_forward_v<ca, mha::tensor<float, 6, 3>, mha::tensor<float, 6, 2>> &&
+              mha::can_forward_v<wr, v263, w264> && mha::can_forward_v<fmh, t263, o262>);
+static_assert(!mha::can_forward_v<mh, t263, const o262> &&                         // const
+              !mha::can_forward_v<mh, t263, const o262&> &&                        //
+              !mha::can_forward_v<mh, t263, o262&&> &&                             // temporary
+              !mha::can_forward_v<mh, t263, mha::tensor_view<const float, 2, 6, 2>> &&  //
+              !mha::can_forward_v<mh, t263, mha::tensor<float, 2, 6, 3>> &&        // width
+              !mha::can_forward_v<wr, v263, o262> &&                               //
+              !mha::can_forward_v<mh, t263, mha::tensor<float, 6, 2>> &&           // rank
+              !mha::can_forward_v<mh, t263, mha::tensor<double, 2, 6, 2>> &&       // type
+              !mha::can_forward_v<mh, mha::tensor<float, 2, 6, 4>, o262> &&        // input
+              !mha::can_forward_v<mh, t263, float>);
 // the stack workspace of forward(x) above MHA_STACK_WORKSPACE_LIMIT (4 MiB by
 // default; compile-fail case forward_stack_limit): false. 65536 tokens of
 // width 8 need 4 * 65536 * 8 floats (8 MiB) for Q, K, V and the context.
@@ -331,6 +352,16 @@ static_assert(mha::can_forward_v<mha::dynamic::multi_head_attention<float>,
                                   mha::dynamic::tensor<double>> &&
               !mha::can_forward_v<mha::dynamic::multi_head_attention<float>, t263> &&
               !mha::can_forward_v<mh, mha::dynamic::tensor<float>>);
+static_assert(mha::can_forward_v<mha::dynamic::multi_head_attention<float>,
+                                 mha::dynamic::tensor<float>, mha::dynamic::tensor<float>> &&
+              mha::can_forward_v<mha::dynamic::multi_head_attention<float>,
+                                 mha::dynamic::tensor_view<const float>,
+                                 mha::dynamic::tensor_view<float>> &&
+              !mha::can_forward_v<mha::dynamic::multi_head_attention<float>,
+                                  mha::dynamic::tensor<float>,
+                                  mha::dynamic::tensor_view<const float>> &&
+              !mha::can_forward_v<mha::dynamic::multi_head_attention<float>,
+                                  mha::dynamic::tensor<float>, mha::dynamic::tensor<double>>);
 #endif
 
 }  // namespace

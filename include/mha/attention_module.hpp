@@ -37,11 +37,46 @@ concept fixed_module_sizes = requires {
   requires std::is_same_v<decltype(M::output_width), const std::size_t>;
 };
 
-/// m.forward(x) of a fixed-size module compiles: X is a tensor or a
-/// tensor_view for which every contract of forward(x) holds (the input rules
-/// of forward_input_ok, read here without asserting, then the output and the
-/// stack workspace within MHA_MAX_INLINE_BYTES and MHA_STACK_WORKSPACE_LIMIT).
-template <class M, class X>
+/// The output argument type of can_forward_v<M, X, Out> as forward's
+/// forwarding reference deduces it: Out names an lvalue of type Out (what
+/// `decltype(out)` of a named variable gives), or a temporary when Out is an
+/// rvalue reference type.
+template <class Out>
+using output_argument_t = std::conditional_t<std::is_rvalue_reference_v<Out>,
+                                             std::remove_reference_t<Out>, Out&>;
+
+/// `out` of type Out (see output_argument_t) is a writable output of
+/// fixed-size M's forward for input X (X's input rules hold): a tensor or
+/// view of the output type, not const, not a temporary tensor, and a tensor
+/// within MHA_MAX_INLINE_BYTES.
+template <class M, class X, class Out>
+consteval bool fixed_output_ok() noexcept {
+  using Y = output_argument_t<Out>;
+  if constexpr (!fixed_tensor_like<Y>) {
+    return false;
+  } else if constexpr (!writable_output<Y>) {
+    return false;
+  } else {
+    return std::is_same_v<as_tensor_t<Y>, output_for_t<typename M::value_type, M::output_width, X>> &&
+           within_inline_limit<sizeof(std::remove_cvref_t<Y>), MHA_DETAIL_MAX_INLINE_BYTES()>;
+  }
+}
+
+/// m.forward(x, out) of an mha::dynamic module compiles (shapes are run-time checks).
+template <class M, class X, class Out>
+consteval bool dynamic_can_forward_into() noexcept {
+  return requires(const M& m, const X& x, output_argument_t<Out> out) {
+    m.forward(x, static_cast<output_argument_t<Out>>(out));
+  };
+}
+
+/// m.forward(x) (no Out) or m.forward(x, out) (one Out) of a fixed-size
+/// module compiles: X is a tensor or a tensor_view for which every contract
+/// of forward holds (the input rules of forward_input_ok, read here without
+/// asserting; for forward(x, out) a writable output of the output type; then
+/// the output returned by value and the stack workspace within
+/// MHA_MAX_INLINE_BYTES and MHA_STACK_WORKSPACE_LIMIT).
+template <class M, class X, class... Out>
 consteval bool fixed_can_forward() noexcept {
   if constexpr (!fixed_tensor_like<X>) {
     return false;
@@ -56,20 +91,26 @@ consteval bool fixed_can_forward() noexcept {
       using W = attention_workspace_sizes<T, S::batch, S::tokens, M::d_in, M::output_width,
                                           M::context_length>;
       constexpr std::size_t workspace_bytes = sizeof(T) * W::size;
-      constexpr std::size_t output_bytes = sizeof(T) * S::batch * S::tokens * M::output_width;
-      return within_inline_limit<output_bytes, MHA_DETAIL_MAX_INLINE_BYTES()> &&
-             within_inline_limit<workspace_bytes, MHA_DETAIL_MAX_INLINE_BYTES()> &&
-             workspace_bytes <= MHA_STACK_WORKSPACE_LIMIT;
+      constexpr bool workspace_fits = within_inline_limit<workspace_bytes, MHA_DETAIL_MAX_INLINE_BYTES()> &&
+                                      workspace_bytes <= MHA_STACK_WORKSPACE_LIMIT;
+      if constexpr (sizeof...(Out) == 0) {
+        constexpr std::size_t output_bytes = sizeof(T) * S::batch * S::tokens * M::output_width;
+        return within_inline_limit<output_bytes, MHA_DETAIL_MAX_INLINE_BYTES()> && workspace_fits;
+      } else {
+        return fixed_output_ok<M, X, Out...>() && workspace_fits;
+      }
     }
   }
 }
 
-template <class M, class X>
+template <class M, class X, class... Out>
 consteval bool can_forward() noexcept {
   if constexpr (fixed_module_sizes<M>)
-    return fixed_can_forward<M, X>();
-  else
+    return fixed_can_forward<M, X, Out...>();
+  else if constexpr (sizeof...(Out) == 0)
     return requires(const M& m, const X& x) { m.forward(x); };
+  else
+    return dynamic_can_forward_into<M, X, Out...>();
 }
 }  // namespace detail
 
@@ -88,11 +129,23 @@ consteval bool can_forward() noexcept {
 /// a view of T); shapes are checked at run time, so their errors are
 /// exceptions, not a false here. cv and reference qualifiers are ignored.
 ///
+/// `can_forward_v<M, X, Out>` is the same for `m.forward(x, out)` (a
+/// `requires { m.forward(x, out); }` is true for any shape there, as that
+/// forward returns void and checks in its body): additionally out must be
+/// writable (a non-const tensor lvalue, or a view of non-const T) with the
+/// output's type, tensor<T, B, N, output_width> (or <T, N, output_width>).
+/// Out is read as forward's forwarding reference deduces it: an lvalue of
+/// type Out (`decltype(out)` of a named variable), a temporary when Out is
+/// `U&&`. For an mha::dynamic module, out must convert to a
+/// dynamic::tensor_view<T>.
+///
 ///   static_assert(mha::can_forward_v<M, mha::tensor<float, 6, 3>>);
 ///   if constexpr (mha::can_forward_v<M, X>) y = m.forward(x);
-template <class M, class X>
+///   static_assert(mha::can_forward_v<M, decltype(x), decltype(out)>);
+template <class M, class X, class... Out>
+  requires(sizeof...(Out) <= 1)
 inline constexpr bool can_forward_v =
-    detail::can_forward<std::remove_cvref_t<M>, std::remove_cvref_t<X>>();
+    detail::can_forward<std::remove_cvref_t<M>, std::remove_cvref_t<X>, Out...>();
 
 /// A fixed-size attention module: the compile-time sizes `d_in`,
 /// `context_length`, `num_heads`, `head_dim`, `output_width` (static
