@@ -5,6 +5,8 @@
 // was replaced by one of the wrong shape. Plus the basics of dynamic::tensor.
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
 #include <cstddef>
 #include <exception>
 #include <span>
@@ -416,6 +418,41 @@ TEST_CASE("dynamic training forward rejects a dropout outside [0, 1]", "[dynamic
   REQUIRE_THROWS_AS(c.forward_training(x, 1), std::invalid_argument);
   m.dropout = 1.0f;
   REQUIRE_NOTHROW(m.forward_training(x, 1));
+}
+
+TEST_CASE("dynamic constructors in the book's argument order set the dropout", "[dynamic]") {
+  using mha::dynamic::causal_attention;
+  using mha::dynamic::multi_head_attention;
+  using mha::dynamic::multi_head_attention_wrapper;
+  // MultiHeadAttention(d_in, d_out, context_length, dropout, num_heads, qkv_bias)
+  const multi_head_attention<float> m(6, 8, 10, 0.1, 2);
+  REQUIRE(m.num_heads() == 2);
+  REQUIRE(m.head_dim() == 4);
+  REQUIRE(!m.qkv_bias());
+  REQUIRE(m.dropout == 0.1f);
+  const multi_head_attention<double> mb(6, 8, 10, 0.25f, 4, true);
+  REQUIRE((mb.num_heads() == 4 && mb.qkv_bias() && mb.dropout == 0.25));
+  // CausalAttention(d_in, d_out, context_length, dropout, qkv_bias)
+  const causal_attention<float> c(3, 2, 6, 0.5);
+  REQUIRE((!c.qkv_bias() && c.dropout == 0.5f));
+  const causal_attention<float> cb(3, 2, 6, 0.0, true);
+  REQUIRE((cb.qkv_bias() && cb.dropout == 0.0f));
+  // MultiHeadAttentionWrapper(d_in, d_out, context_length, dropout, num_heads, qkv_bias)
+  const multi_head_attention_wrapper<float> w(3, 2, 6, 0.5, 3);
+  REQUIRE(w.heads.size() == 3);
+  for (const auto& h : w.heads) REQUIRE(h.dropout == 0.5f);
+  // the integer order is unchanged
+  const multi_head_attention<float> plain(6, 8, 10, 2, true);
+  REQUIRE((plain.num_heads() == 2 && plain.qkv_bias() && plain.dropout == 0.0f));
+  // as torch.nn.Dropout: p outside [0, 1] is an error at construction
+  REQUIRE_THROWS_WITH(multi_head_attention<float>(6, 8, 10, 2.0, 2),
+                      Equals("mha::dynamic::multi_head_attention: dropout probability 2.000000 "
+                             "must be in [0, 1]"));
+  REQUIRE_THROWS_AS(causal_attention<float>(3, 2, 6, -0.1), std::invalid_argument);
+  REQUIRE_THROWS_AS(multi_head_attention_wrapper<float>(3, 2, 6, 1.5, 2), std::invalid_argument);
+  REQUIRE_THROWS_AS(multi_head_attention<float>(6, 8, 10, std::nan(""), 2), std::invalid_argument);
+  // sizes are still checked first
+  REQUIRE_THROWS_WITH(multi_head_attention<float>(6, 8, 10, 0.1, 3), Contains("divisible"));
 }
 
 TEST_CASE("dynamic modules reject member layers replaced by ones of other sizes", "[dynamic]") {

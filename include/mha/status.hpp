@@ -20,7 +20,8 @@ enum class status {
   bad_size,         ///< load_parameters: values.size() is not the model's parameter count
 };
 
-/// "ok", "bad_token_count", "cache_full" or "bad_size".
+/// The enumerator's name, "ok", "bad_token_count", "cache_full" or "bad_size": a
+/// NUL-terminated string in static storage (a const char*, not a std::string).
 constexpr const char* to_string(status s) noexcept {
   switch (s) {
     case status::ok: return "ok";

@@ -5,6 +5,7 @@
 #ifndef MHA_DETAIL_NO_CXX20
 
 #include <cmath>
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>
@@ -44,6 +45,10 @@ class causal_attention : public detail::dynamic_module<causal_attention<T>, T> {
  public:
   using value_type = T;
 
+  /// A module of d_in input features, d_out output features, sequences of up
+  /// to context_length tokens, with query/key/value biases when qkv_bias;
+  /// weights zero (fill them, or load them: mha::io, mha::load_parameters),
+  /// dropout 0. Throws std::invalid_argument for a zero size.
   MHA_DETAIL_ISA_TAG
   causal_attention(std::size_t d_in, std::size_t d_out, std::size_t context_length,
                    bool qkv_bias = false)
@@ -54,6 +59,18 @@ class causal_attention : public detail::dynamic_module<causal_attention<T>, T> {
         d_out_(d_out),
         context_length_(context_length),
         qkv_bias_(qkv_bias) {}
+  /// The book's argument order, CausalAttention(d_in, d_out, context_length,
+  /// dropout, qkv_bias=False) (section 3.5.3): as above, with `dropout` (the
+  /// probability of forward_training) set to dropout_p. (Without this overload a dropout
+  /// would convert to qkv_bias.) Throws std::invalid_argument for a zero size
+  /// or, as torch.nn.Dropout, for a dropout_p outside [0, 1].
+  template <std::floating_point D>
+  MHA_DETAIL_ISA_TAG causal_attention(std::size_t d_in, std::size_t d_out,
+                                      std::size_t context_length, D dropout_p, bool qkv_bias = false)
+      : causal_attention(d_in, d_out, context_length, qkv_bias) {
+    detail::check_dynamic_dropout(api, dropout_p);
+    dropout = static_cast<T>(dropout_p);
+  }
 
   // linear<T> (float when T is not float or double: the one error is the
   // static_assert above)

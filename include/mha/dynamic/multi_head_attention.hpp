@@ -5,6 +5,7 @@
 #ifndef MHA_DETAIL_NO_CXX20
 
 #include <cmath>
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>
@@ -44,6 +45,11 @@ class multi_head_attention : public detail::dynamic_module<multi_head_attention<
  public:
   using value_type = T;
 
+  /// A module of d_in input features, d_out output features (num_heads heads
+  /// of d_out / num_heads), sequences of up to context_length tokens, with
+  /// query/key/value biases when qkv_bias (out_proj always has one); weights
+  /// zero, dropout 0. Throws std::invalid_argument for a zero size, num_heads
+  /// == 0 or d_out not divisible by num_heads.
   MHA_DETAIL_ISA_TAG
   multi_head_attention(std::size_t d_in, std::size_t d_out, std::size_t context_length,
                        std::size_t num_heads, bool qkv_bias = false)
@@ -57,6 +63,19 @@ class multi_head_attention : public detail::dynamic_module<multi_head_attention<
         context_length_(context_length),
         num_heads_(num_heads),
         qkv_bias_(qkv_bias) {}
+  /// The book's argument order, MultiHeadAttention(d_in, d_out,
+  /// context_length, dropout, num_heads, qkv_bias=False) (section 3.6.2): as
+  /// above, with `dropout` (the probability of forward_training) set to dropout_p. (Without
+  /// this overload the book's call would convert the dropout to num_heads.)
+  /// Throws as above and, as torch.nn.Dropout, for a dropout_p outside [0, 1].
+  template <std::floating_point D>
+  MHA_DETAIL_ISA_TAG multi_head_attention(std::size_t d_in, std::size_t d_out,
+                                          std::size_t context_length, D dropout_p,
+                                          std::size_t num_heads, bool qkv_bias = false)
+      : multi_head_attention(d_in, d_out, context_length, num_heads, qkv_bias) {
+    detail::check_dynamic_dropout(api, dropout_p);
+    dropout = static_cast<T>(dropout_p);
+  }
 
   // linear<T> (float when T is not float or double: the one error is the
   // static_assert above)

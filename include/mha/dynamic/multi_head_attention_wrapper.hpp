@@ -5,6 +5,7 @@
 #ifndef MHA_DETAIL_NO_CXX20
 
 #include <cmath>
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>
@@ -45,6 +46,11 @@ class multi_head_attention_wrapper : public detail::dynamic_module<multi_head_at
   /// is not float or double: the one error is the static_assert above).
   using head_type = causal_attention<detail::element_or_float<T>>;
 
+  /// num_heads causal_attention heads of d_in input and d_out output
+  /// features each (output num_heads * d_out wide), sequences of up to
+  /// context_length tokens, with query/key/value biases when qkv_bias;
+  /// weights zero, dropout 0. Throws std::invalid_argument for a zero size or
+  /// num_heads == 0.
   MHA_DETAIL_ISA_TAG
   multi_head_attention_wrapper(std::size_t d_in, std::size_t d_out, std::size_t context_length,
                                std::size_t num_heads, bool qkv_bias = false)
@@ -54,6 +60,19 @@ class multi_head_attention_wrapper : public detail::dynamic_module<multi_head_at
         context_length_(context_length),
         num_heads_(num_heads),
         qkv_bias_(qkv_bias) {}
+  /// The book's argument order, MultiHeadAttentionWrapper(d_in, d_out,
+  /// context_length, dropout, num_heads, qkv_bias=False) (section 3.6.1): as
+  /// above, with every head's `dropout` set to dropout_p. (Without this overload
+  /// the book's call would convert the dropout to num_heads.) Throws as above
+  /// and, as torch.nn.Dropout, for a dropout_p outside [0, 1].
+  template <std::floating_point D>
+  MHA_DETAIL_ISA_TAG multi_head_attention_wrapper(std::size_t d_in, std::size_t d_out,
+                                                  std::size_t context_length, D dropout_p,
+                                                  std::size_t num_heads, bool qkv_bias = false)
+      : multi_head_attention_wrapper(d_in, d_out, context_length, num_heads, qkv_bias) {
+    detail::check_dynamic_dropout(api, dropout_p);
+    set_dropout(static_cast<T>(dropout_p));
+  }
 
   std::vector<head_type> heads;  ///< head 0 first
 
