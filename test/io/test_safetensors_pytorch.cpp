@@ -297,6 +297,14 @@ TEST_CASE("head counts that agree load, and reproduce PyTorch", "[io][hyperparam
   CHECK(try_load<mha::multi_head_attention_wrapper<float, 5, 3, 6, 3>>(
             file_bytes_string(data_file("book_wrapper_f32.safetensors")), o).code ==
         mha::io::load_errc::hyperparameter);
+  // Without metadata, a 3-head file into a 2-head wrapper: the extra head's
+  // tensor is unexpected, and the message counts the heads of both.
+  const auto w2 = try_load<mha::multi_head_attention_wrapper<float, 5, 3, 6, 2>>(
+      without_metadata("book_wrapper_f32"));
+  CHECK(w2.code == mha::io::load_errc::unexpected_tensor);
+  CHECK_THAT(w2.message, Catch::Matchers::Contains("unexpected tensor") &&
+                             Catch::Matchers::Contains("the file has 3 heads (heads.0 .. heads.2), "
+                                                       "the model num_heads = 2"));
 }
 
 TEST_CASE("the other recorded hyperparameters are checked", "[io][hyperparameters]") {

@@ -207,6 +207,30 @@ MHA_DETAIL_ISA_TAG inline std::string names_fit_another(const header_info& h,
          " ('" + prefix + name + "')";
 }
 
+/// For an unexpected tensor of a wrapper model: "; the file has K heads
+/// (heads.0 .. heads.K-1), the model num_heads = N" when the file's
+/// `<prefix>heads.<i>.` indices go beyond the model's heads; empty otherwise.
+MHA_DETAIL_ISA_TAG inline std::string head_count_hint(const header_info& h,
+                                                      const std::string& prefix,
+                                                      std::size_t num_heads) {
+  const std::string base = prefix + "heads.";
+  std::size_t file_heads = 0;
+  for (const auto& e : h.tensors) {
+    if (e.name.compare(0, base.size(), base) != 0) continue;
+    std::size_t i = base.size(), index = 0;
+    bool digits = false;
+    for (; i < e.name.size() && e.name[i] >= '0' && e.name[i] <= '9' && index < (std::size_t{1} << 32); ++i) {
+      index = index * 10 + static_cast<std::size_t>(e.name[i] - '0');
+      digits = true;
+    }
+    if (digits && i < e.name.size() && e.name[i] == '.' && index + 1 > file_heads)
+      file_heads = index + 1;
+  }
+  if (file_heads <= num_heads) return {};
+  return "; the file has " + std::to_string(file_heads) + " heads (" + base + "0 .. " + base +
+         std::to_string(file_heads - 1) + "), the model num_heads = " + std::to_string(num_heads);
+}
+
 /// The loader: validate the whole header, check the hyperparameters and every
 /// needed tensor, read and convert them into scratch buffers, and only then
 /// copy into the model. Appends what it could not verify to `warnings`.
@@ -254,7 +278,10 @@ error load_into(byte_source& src, Model& model, const load_options& opt,
         return make_error(load_errc::unexpected_tensor, e.name,
                           "unexpected tensor " + std::string(info_of(e.type).name) + " " +
                               shape_text(e.shape) + " for " + desc.model_name +
-                              " (set load_options::allow_extra_tensors to ignore it)");
+                              " (set load_options::allow_extra_tensors to ignore it)" +
+                              (desc.type == attention_desc<T>::kind::wrapper
+                                   ? head_count_hint(h, opt.prefix, desc.num_heads)
+                                   : std::string()));
     }
   }
   // Shapes, dtypes, values: into scratch.
