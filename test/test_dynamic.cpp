@@ -177,6 +177,24 @@ TEST_CASE("dynamic constructors reject bad sizes", "[dynamic]") {
   REQUIRE(ok.w_query.bias.shape() == std::vector<std::size_t>{4});
 }
 
+TEST_CASE("dynamic workspace and KV cache sizes that overflow std::size_t throw", "[dynamic]") {
+  // (an adversarial trial: context_length * width wrapped to a few elements
+  // and the forward wrote out of bounds; the weights themselves are tiny)
+  const std::size_t huge = 3074457345618258603u;  // ~ SIZE_MAX / 6
+  const mha::dynamic::causal_attention<float> m(1, 3, huge);
+  const tensor<float> x({1, 1});
+  tensor<float> y({1, 3});
+  mha::dynamic::workspace<float> ws;
+  REQUIRE_THROWS_AS(m.forward(x, y, ws), std::length_error);
+  REQUIRE_THROWS_WITH(m.forward(x, y, ws),
+                      Contains("mha::dynamic::causal_attention: the workspace of") &&
+                          Contains("overflows std::size_t"));
+  REQUIRE_THROWS_AS(mha::dynamic::kv_cache<float>(m, 1), std::length_error);
+  REQUIRE_THROWS_WITH(mha::dynamic::kv_cache<float>(m, 2),
+                      Contains("mha::dynamic::kv_cache: the keys of") && Contains("overflows"));
+  REQUIRE(ws.storage.empty());
+}
+
 TEST_CASE("dynamic forward rejects bad input shapes, naming the sizes", "[dynamic]") {
   const mha::dynamic::causal_attention<float> ca(3, 2, 6);
   const mha::dynamic::multi_head_attention_wrapper<float> wrapper(3, 2, 6, 2);
@@ -223,6 +241,26 @@ TEST_CASE("dynamic forward rejects bad input shapes, naming the sizes", "[dynami
     REQUIRE(wrapper.forward(tensor<float>({1, 3})).shape() == std::vector<std::size_t>{1, 4});
     REQUIRE(mha.forward(tensor<float>({3, 2, 3})).shape() == std::vector<std::size_t>{3, 2, 4});
   }
+}
+
+TEST_CASE("a dynamic view of a tensor keeps the shape it was made with", "[dynamic][view]") {
+  // (an adversarial trial: the view referred to the tensor's shape vector, so
+  // a reshape changed the view's shape but not its size, and a rank change
+  // left it reading freed memory)
+  tensor<float> t({4, 3});
+  for (std::size_t i = 0; i < t.size(); ++i) t.data()[i] = static_cast<float>(i);
+  const mha::dynamic::tensor_view<float> v(t);
+  const mha::dynamic::tensor_view<const float> cv(t);
+  t.reshape({2, 3});  // fewer elements, same rank: same storage
+  REQUIRE(t.data() == v.data());
+  REQUIRE((v.rank() == 2 && v.size() == 12 && v.shape()[0] == 4 && v.shape()[1] == 3));
+  REQUIRE((cv.rank() == 2 && cv.size() == 12 && cv.shape()[0] == 4));
+  REQUIRE(v(3, 2) == 11.0f);
+  REQUIRE(cv(1, 0) == 3.0f);
+  // a rank change reallocates the tensor's shape, which the view no longer
+  // reads (before, v.shape() read freed memory here; ASan checks it)
+  t.reshape({1, 2, 3});
+  REQUIRE((v.rank() == 2 && v.shape()[0] == 4 && v.shape()[1] == 3 && v.size() == 12));
 }
 
 TEST_CASE("dynamic views of caller memory: the checks and messages of tensors", "[dynamic][view]") {

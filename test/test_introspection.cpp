@@ -334,6 +334,16 @@ static_assert(!mha::can_forward_v<mh, t263, const o262> &&                      
               !mha::can_forward_v<mh, t263, mha::tensor<double, 2, 6, 2>> &&       // type
               !mha::can_forward_v<mh, mha::tensor<float, 2, 6, 4>, o262> &&        // input
               !mha::can_forward_v<mh, t263, float>);
+// mha::linear: the rules of its forward (found by an adversarial trial: a bad
+// shape was a hard error, not false)
+static_assert(mha::can_forward_v<lin, t263> && mha::can_forward_v<lin, mha::tensor<float, 3>> &&
+              mha::can_forward_v<lin, v263, mha::tensor<float, 2, 6, 2>> &&
+              mha::can_forward_v<lin_nb, mha::tensor<double, 4, 5>>);
+static_assert(!mha::can_forward_v<lin, mha::tensor<float, 6, 5>> &&            // last extent
+              !mha::can_forward_v<lin, mha::tensor<double, 6, 3>> &&           // element type
+              !mha::can_forward_v<lin, t263, mha::tensor<float, 2, 6, 3>> &&   // output shape
+              !mha::can_forward_v<lin, t263, const mha::tensor<float, 2, 6, 2>> &&  // const
+              !mha::can_forward_v<lin, float>);
 // the stack workspace of forward(x) above MHA_STACK_WORKSPACE_LIMIT (4 MiB by
 // default; compile-fail case forward_stack_limit): false. 65536 tokens of
 // width 8 need 4 * 65536 * 8 floats (8 MiB) for Q, K, V and the context.

@@ -12,6 +12,7 @@
 #include <mha/config.hpp>
 #include <mha/detail/contracts.hpp>
 #include <mha/detail/module_interface.hpp>
+#include <mha/linear.hpp>
 #include <mha/tensor_view.hpp>
 
 #include <mha/detail/macros.hpp>
@@ -90,8 +91,9 @@ consteval bool fixed_can_forward() noexcept {
       // context_length> (forward_overloads.hpp); its sizes without its storage
       using W = attention_workspace_sizes<T, S::batch, S::tokens, M::d_in, M::output_width,
                                           M::context_length>;
-      constexpr std::size_t workspace_bytes = sizeof(T) * W::size;
-      constexpr bool workspace_fits = within_inline_limit<workspace_bytes, MHA_DETAIL_MAX_INLINE_BYTES()> &&
+      constexpr std::size_t workspace_bytes = W::fits ? sizeof(T) * W::size : 0;
+      constexpr bool workspace_fits = W::fits &&
+                                      within_inline_limit<workspace_bytes, MHA_DETAIL_MAX_INLINE_BYTES()> &&
                                       workspace_bytes <= MHA_STACK_WORKSPACE_LIMIT;
       if constexpr (sizeof...(Out) == 0) {
         constexpr std::size_t output_bytes = sizeof(T) * S::batch * S::tokens * M::output_width;
@@ -103,10 +105,56 @@ consteval bool fixed_can_forward() noexcept {
   }
 }
 
+/// M is a fixed-size mha::linear (static in_features, out_features).
+template <class M>
+concept fixed_linear_sizes = requires {
+  typename M::value_type;
+  requires std::is_same_v<decltype(M::in_features), const std::size_t>;
+  requires std::is_same_v<decltype(M::out_features), const std::size_t>;
+};
+
+/// `out` of type Out is a writable output of linear M for input X.
+template <class M, class X, class Out>
+consteval bool linear_output_ok() noexcept {
+  using Y = output_argument_t<Out>;
+  if constexpr (!fixed_tensor_like<Y>) {
+    return false;
+  } else if constexpr (!writable_output<Y>) {
+    return false;
+  } else {
+    return std::is_same_v<as_tensor_t<Y>,
+                          linear_output_t<typename M::value_type, M::out_features, X>>;
+  }
+}
+
+/// m.forward(x) / m.forward(x, out) of a fixed-size mha::linear compiles:
+/// the rules of check_linear_input / check_linear_output (element type, last
+/// extent in_features, an output of x's shape with last extent out_features),
+/// and a returned output within the inline and stack limits.
+template <class M, class X, class... Out>
+consteval bool linear_can_forward() noexcept {
+  if constexpr (!fixed_tensor_like<X>) {
+    return false;
+  } else {
+    using XS = fixed_shape<std::remove_cvref_t<X>>;
+    using T = typename M::value_type;
+    if constexpr (!std::is_same_v<typename XS::value_type, T> || XS::last != M::in_features) {
+      return false;
+    } else if constexpr (sizeof...(Out) == 0) {
+      constexpr std::size_t bytes = sizeof(T) * (XS::size / M::in_features) * M::out_features;
+      return within_inline_limit<bytes, MHA_DETAIL_MAX_INLINE_BYTES()> &&
+             bytes <= MHA_STACK_WORKSPACE_LIMIT;
+    } else {
+      return linear_output_ok<M, X, Out...>();
+    }
+  }
+}
 template <class M, class X, class... Out>
 consteval bool can_forward() noexcept {
   if constexpr (fixed_module_sizes<M>)
     return fixed_can_forward<M, X, Out...>();
+  else if constexpr (fixed_linear_sizes<M>)
+    return linear_can_forward<M, X, Out...>();
   else if constexpr (sizeof...(Out) == 0)
     return requires(const M& m, const X& x) { m.forward(x); };
   else
@@ -127,7 +175,8 @@ consteval bool can_forward() noexcept {
 /// fit MHA_MAX_INLINE_BYTES and MHA_STACK_WORKSPACE_LIMIT. For an mha::dynamic
 /// module: X converts to a dynamic::tensor_view<const T> (a dynamic::tensor or
 /// a view of T); shapes are checked at run time, so their errors are
-/// exceptions, not a false here. cv and reference qualifiers are ignored.
+/// exceptions, not a false here. For a fixed-size mha::linear: X's
+/// element type is T and its last extent in_features (any rank). cv and reference qualifiers are ignored.
 ///
 /// `can_forward_v<M, X, Out>` is the same for `m.forward(x, out)` (a
 /// `requires { m.forward(x, out); }` is true for any shape there, as that

@@ -126,7 +126,10 @@ struct causal_attention {
       w_key;  ///< W_key: weight [DOut][DIn]
   linear<detail::element_or_float<T>, detail::at_least_1<DIn>, detail::at_least_1<DOut>, QkvBias>
       w_value;  ///< W_value: weight [DOut][DIn]
-  T dropout = T(0);                       ///< dropout probability (training only)
+  /// Dropout probability of forward_training, in [0, 1] (inference ignores it).
+  /// Outside [0, 1]: MHA_ASSERT in debug builds; in release builds NaN or
+  /// p < 0 mean no dropout and p > 1 drops every weight (mha::dynamic throws).
+  T dropout = T(0);
   static_assert(detail::within_inline_limit<3 * sizeof(w_query) + sizeof(T),
                                             MHA_DETAIL_MAX_INLINE_BYTES(), sizeof(w_query)>,
                 "mha::causal_attention: sizeof exceeds MHA_MAX_INLINE_BYTES (the numbers: sizeof, "

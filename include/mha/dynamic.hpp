@@ -5,6 +5,7 @@
 #pragma once
 
 #include <mha/detail/cxx20_check.hpp>
+#include <mha/detail/dynamic_needs_exceptions.hpp>
 #ifndef MHA_DETAIL_NO_CXX20
 
 #include <mha/dynamic/causal_attention.hpp>

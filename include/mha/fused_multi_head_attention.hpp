@@ -153,7 +153,10 @@ struct fused_multi_head_attention {
       w_qkv;  ///< weight [3*DOut][DIn] = [W_query; W_key; W_value], bias [3*DOut] if QkvBias
   linear<detail::element_or_float<T>, layout_d_out_, layout_d_out_, true>
       out_proj;      ///< out_proj: weight [DOut][DOut], bias [DOut]
-  T dropout = T(0);  ///< dropout probability (training only)
+  /// Dropout probability of forward_training, in [0, 1] (inference ignores it).
+  /// Outside [0, 1]: MHA_ASSERT in debug builds; in release builds NaN or
+  /// p < 0 mean no dropout and p > 1 drops every weight (mha::dynamic throws).
+  T dropout = T(0);
   static_assert(
       detail::within_inline_limit<sizeof(w_qkv) + sizeof(out_proj) + sizeof(T),
                                   MHA_DETAIL_MAX_INLINE_BYTES(),

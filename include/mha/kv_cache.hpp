@@ -40,6 +40,12 @@ struct kv_cache_access;
 /// static storage or std::make_unique. Value-initialise it
 /// (`M::kv_cache<1> c{};`): an empty cache.
 ///
+/// A cache belongs to the model that filled it: its type records only the
+/// shapes (T, Batch, num_heads, head_dim, Capacity), so the cache of another
+/// model of the same shapes compiles with this one, and its keys and values
+/// would be those of the other model's weights. Use one cache per model and
+/// clear() it when the weights change.
+///
 /// Preconditions: truncate(n) with n <= size() (checked by MHA_ASSERT in
 /// debug builds; larger n leaves the cache as it is).
 template <class T, std::size_t Batch, std::size_t NumHeads, std::size_t HeadDim,
@@ -72,8 +78,12 @@ class kv_cache {
 
  private:
   friend struct detail::kv_cache_access;
-  T key_t_[Batch * width * Capacity];
-  T value_[Batch * Capacity * width];
+  static constexpr bool fits_ = detail::product_fits<2 * sizeof(T), Batch, NumHeads, HeadDim, Capacity>;
+  static_assert(fits_,
+                "mha::kv_cache: 2 * Batch * num_heads * head_dim * Capacity elements overflow "
+                "std::size_t in bytes (Capacity = the module's ContextLength is too large)");
+  T key_t_[fits_ ? Batch * width * Capacity : 1];
+  T value_[fits_ ? Batch * Capacity * width : 1];
   std::size_t size_ = 0;
   static_assert(detail::within_inline_limit<sizeof(key_t_) + sizeof(value_) + sizeof(size_),
                                             MHA_DETAIL_MAX_INLINE_BYTES()>,

@@ -162,7 +162,10 @@ struct multi_head_attention {
       w_value;  ///< W_value: weight [DOut][DIn], rows split by head
   linear<detail::element_or_float<T>, layout_d_out_, layout_d_out_, true>
       out_proj;  ///< out_proj: weight [DOut][DOut], bias [DOut]
-  T dropout = T(0);                       ///< dropout probability (training only)
+  /// Dropout probability of forward_training, in [0, 1] (inference ignores it).
+  /// Outside [0, 1]: MHA_ASSERT in debug builds; in release builds NaN or
+  /// p < 0 mean no dropout and p > 1 drops every weight (mha::dynamic throws).
+  T dropout = T(0);
   static_assert(
       detail::within_inline_limit<3 * sizeof(w_query) + sizeof(out_proj) + sizeof(T),
                                   MHA_DETAIL_MAX_INLINE_BYTES(),

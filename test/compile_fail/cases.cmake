@@ -47,6 +47,8 @@ set(MHA_COMPILE_FAIL_CASES
   "tensor_index_count|mha::tensor::operator\\(\\): the number of indices must equal the tensor's rank"
   "tensor_zero_extent|mha::tensor: every extent must be greater than 0"
   "tensor_rank0|mha::tensor: rank must be at least 1"
+  "kv_cache_overflow|mha::kv_cache: 2 \\* Batch \\* num_heads \\* head_dim \\* Capacity elements overflow std::size_t"
+  "workspace_overflow|mha::workspace: its size in bytes overflows std::size_t"
   "tensor_extent_overflow|mha::tensor: the size in bytes \\(the product of the extents times sizeof\\(T\\)\\) overflows std::size_t"
   "view_extent_overflow|mha::tensor_view: the size in bytes \\(the product of the extents times sizeof\\(T\\)\\) overflows std::size_t"
   "linear_last_extent|mha::linear::forward: input last extent must equal InFeatures"

@@ -161,6 +161,63 @@ TEST_CASE("torch.nn.MultiheadAttention with a causal mask", "[io][pytorch][pytor
   }
 }
 
+TEST_CASE("a dynamic model whose layers were replaced is refused, not written out of bounds",
+          "[io][dynamic]") {
+  using mha::io::load_errc;
+  using dyn = mha::dynamic::multi_head_attention<float>;
+  using lin = mha::dynamic::linear<float>;
+  // (found by an adversarial trial: the packed plans sized their copies from
+  // d_in/d_out, so a smaller layer was overrun and a layer without bias was a
+  // null store)
+  const auto torch = file_bytes(data_file("torch_mha_f32.safetensors"));
+  const auto book = file_bytes(data_file("book_mha_f32.safetensors"));
+  const auto load = [](const std::vector<unsigned char>& f, dyn& m) {
+    return mha::io::try_load_safetensors_memory(f.data(), f.size(), m);  // format detected
+  };
+  const auto same_parameters = [](const dyn& a, const dyn& b) {
+    std::vector<float> pa, pb;
+    mha::for_each_parameter(a, [&](std::string_view, const auto& t) { pa.insert(pa.end(), t.begin(), t.end()); });
+    mha::for_each_parameter(b, [&](std::string_view, const auto& t) { pb.insert(pb.end(), t.begin(), t.end()); });
+    return pa == pb;
+  };
+  {
+    dyn m(8, 8, 6, 2, true);
+    m.w_query = lin(1, 1, true);  // smaller than d_out x d_in
+    const dyn before = m;
+    const auto r = load(torch, m);
+    CHECK(r.code == load_errc::model);
+    CHECK_THAT(r.message, Catch::Matchers::Contains("w_query is linear(1, 1, bias), expected linear(8, 8, bias)"));
+    CHECK(same_parameters(m, before));
+  }
+  {
+    dyn m(8, 8, 6, 2, true);
+    m.w_key = lin(8, 8, false);  // no bias in a qkv_bias = true model
+    const auto r = load(torch, m);
+    CHECK(r.code == load_errc::model);
+    CHECK_THAT(r.message, Catch::Matchers::Contains("w_key"));
+  }
+  {
+    dyn m(8, 8, 6, 2, true);
+    m.out_proj = lin(8, 8, false);  // out_proj always has a bias
+    CHECK(load(torch, m).code == load_errc::model);
+  }
+  {
+    // book format: the plan follows the walked shapes, but the model is
+    // inconsistent (its forward would throw), so the load is refused too
+    dyn m(6, 8, 9, 4, true);
+    m.w_key = lin(5, 7, true);
+    const dyn before = m;
+    const auto r = load(book, m);
+    CHECK(r.code == load_errc::model);
+    CHECK_THAT(r.message, Catch::Matchers::Contains("w_key is linear(5, 7, bias), expected linear(6, 8, bias)"));
+    CHECK(same_parameters(m, before));
+    // a bias given to a layer of a qkv_bias = false model
+    dyn nb(6, 8, 9, 4, false);
+    nb.w_query = lin(6, 8, true);
+    CHECK(load(book, nb).code == load_errc::model);
+  }
+}
+
 TEST_CASE("GPT-2 attention (Conv1D layout) under a prefix", "[io][pytorch][gpt2]") {
   const auto o = opts(checkpoint_format::gpt2, "h.0.attn.");
   for (const char* c : {"gpt2_f32", "gpt2_f16"}) {
@@ -591,4 +648,32 @@ TEST_CASE("checkpoint_format::detect, the default, takes the format from the met
   const auto g = try_load<mha::multi_head_attention<float, 12, 12, 10, 3, true>>(
       without_metadata("gpt2_f32"), opts(checkpoint_format::pytorch_multihead, "h.0.attn."));
   CHECK(contains(g.message, "fit checkpoint_format gpt2 ('h.0.attn.c_attn.weight')"));
+  // Where a detected format came from, and an unknown recorded format.
+  const auto book_bytes = file_bytes(data_file("book_mha_f32.safetensors"));
+  using book_model = mha::multi_head_attention<float, 6, 8, 9, 4, true>;
+  const auto lying = try_load<book_model>(with_metadata(book_bytes, {{"checkpoint_format", "gpt2"}}));
+  CHECK(lying.code == load_errc::missing_tensor);
+  CHECK(contains(lying.message, "(checkpoint_format gpt2 from the file's __metadata__, no prefix)"));
+  CHECK(contains(lying.message, "fit checkpoint_format book ('W_query.weight')"));
+  for (const char* bad : {"GPT2", "detect"}) {
+    const auto u = try_load<book_model>(with_metadata(book_bytes, {{"checkpoint_format", bad}}));
+    INFO(u.message);
+    CHECK(u.code == load_errc::hyperparameter);
+    CHECK(contains(u.message, "not book, pytorch_multihead, gpt2 or neox"));
+    CHECK(!contains(u.message, "load_options::format"));
+  }
+  using gpt2_model = mha::multi_head_attention<float, 12, 12, 10, 3, true>;
+  const auto no_dot = try_load<gpt2_model>(without_metadata("gpt2_f32"),
+                                           opts(checkpoint_format::detect, "h.0.attn"));
+  INFO(no_dot.message);
+  CHECK(contains(no_dot.message, "(checkpoint_format book (detect's default: no format's tensor "
+                                 "names under the prefix), prefix 'h.0.attn')"));
+  CHECK(contains(no_dot.message, "the prefix 'h.0.attn' does not end with '.'"));
+  const auto only_in_proj = make_safetensors(
+      {{"in_proj_weight", {24, 8}, std::vector<double>(24 * 8, 0.5)}}, "F32");
+  const auto detected = try_load<mha::multi_head_attention<float, 8, 8, 6, 2>>(only_in_proj, detect);
+  INFO(detected.message);
+  CHECK(detected.tensor == "out_proj.weight");
+  CHECK(contains(detected.message, "(checkpoint_format pytorch_multihead detected from the tensor "
+                                   "names, no prefix)"));
 }

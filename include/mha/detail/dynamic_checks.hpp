@@ -2,6 +2,7 @@
 #pragma once
 
 #include <mha/detail/cxx20_check.hpp>
+#include <mha/detail/dynamic_needs_exceptions.hpp>
 
 #include <cstddef>
 #include <stdexcept>
@@ -65,6 +66,17 @@ MHA_DETAIL_ISA_TAG inline std::size_t check_dynamic_sizes(const char* api, std::
   if (zero != nullptr)
     throw std::invalid_argument(std::string(api) + ": " + zero + " must be greater than 0");
   return d_in;
+}
+
+/// a * b, or std::length_error ("<api>: <what> of a * b elements overflows
+/// std::size_t") when the product does not fit (the run-time sizes of a
+/// workspace or KV cache: a context_length near SIZE_MAX / width).
+MHA_DETAIL_ISA_TAG inline std::size_t checked_product(const char* api, const char* what,
+                                                      std::size_t a, std::size_t b) {
+  if (a != 0 && b > static_cast<std::size_t>(-1) / a)
+    throw std::length_error(std::string(api) + ": " + what + " of " + std::to_string(a) + " * " +
+                            std::to_string(b) + " elements overflows std::size_t");
+  return a * b;
 }
 
 /// Checks a dropout probability is in [0, 1] (std::invalid_argument naming

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <mha/detail/cxx20_check.hpp>
+#include <mha/detail/dynamic_needs_exceptions.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -101,6 +102,15 @@ class dynamic_module {
                         dynamic::workspace<T>& ws, std::uint64_t seed) const {
     run(x, out, ws, true, seed);
   }
+  /// Checks the member layers against the module's sizes, as every forward
+  /// does first: throws std::invalid_argument naming the member and the
+  /// shapes (e.g. "mha::dynamic::multi_head_attention: w_key is
+  /// linear(5, 7, bias), expected linear(6, 8, bias)") when a layer or tensor was replaced by one of
+  /// other sizes or bias, or (the wrapper) when `heads` holds another count
+  /// or a head of other sizes. Call it after editing members by hand; the
+  /// safetensors loader calls it before it plans a load (and reports
+  /// load_errc::model, writing nothing).
+  MHA_DETAIL_ISA_TAG void check_parameters() const { self().check_parameters_(false); }
 
  private:
   /// The KV-cache forward (T is float or double).
@@ -143,8 +153,12 @@ class dynamic_module {
   /// whichever is larger, and gemm::mr score rows of context_length keys.
   MHA_DETAIL_ISA_TAG void reserve(dynamic::workspace<T>& ws, std::size_t batch) const {
     const Derived& m = self();
-    const std::size_t block = m.context_length() * m.output_width();
-    ws.reserve_for(4 * block > 2 * batch * block ? 4 * block : 2 * batch * block, m.context_length());
+    const char* what = "the workspace";
+    const std::size_t block = checked_product(Derived::api, what, m.context_length(), m.output_width());
+    const std::size_t whole = checked_product(Derived::api, what, 4, block);
+    const std::size_t cached = checked_product(Derived::api, what, 2 * batch, block);
+    checked_product(Derived::api, what, gemm::mr, m.context_length());  // the score rows
+    ws.reserve_for(whole > cached ? whole : cached, m.context_length());
   }
   /// Checks, then the whole-sequence orchestration (one sequence at a time).
   MHA_DETAIL_ISA_TAG

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <mha/detail/cxx20_check.hpp>
+#include <mha/detail/dynamic_needs_exceptions.hpp>
 
 #include <cstddef>
 #include <stdexcept>

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <mha/detail/cxx20_check.hpp>
+#include <mha/detail/dynamic_needs_exceptions.hpp>
 #ifndef MHA_DETAIL_NO_CXX20
 
 #include <cstddef>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include <mha/detail/attention.hpp>
+#include <mha/detail/dynamic_checks.hpp>
 
 #include <mha/detail/macros.hpp>
 
@@ -31,7 +33,10 @@ namespace mha::dynamic {
 /// batch, std::length_error when it is full.
 /// Precondition of truncate(n): n <= size() (std::out_of_range otherwise).
 /// A moved-from cache has no storage and all sizes 0: it serves no module
-/// (std::invalid_argument from a forward).
+/// (std::invalid_argument from a forward). A cache belongs to the model that
+/// filled it: the forward checks its sizes, not which model made it (see
+/// mha::kv_cache); use one cache per model and clear() it when the weights
+/// change.
 template <class T>
 class kv_cache {
  public:
@@ -47,8 +52,10 @@ class kv_cache {
         head_dim_(model.head_dim()),
         width_(num_heads_ * head_dim_),
         capacity_(model.context_length()),
-        key_t_(batch * width_ * capacity_),
-        value_(batch * width_ * capacity_) {}
+        key_t_(detail::checked_product(
+            "mha::dynamic::kv_cache", "the keys",
+            detail::checked_product("mha::dynamic::kv_cache", "the keys", batch, width_), capacity_)),
+        value_(key_t_.size()) {}
 
   // (copies, moves and destruction carry the ISA's ABI tag: their code moves
   // T values; docs/design.md, "ISA namespaces")

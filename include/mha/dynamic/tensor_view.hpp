@@ -2,6 +2,7 @@
 #pragma once
 
 #include <mha/detail/cxx20_check.hpp>
+#include <mha/detail/dynamic_needs_exceptions.hpp>
 #ifndef MHA_DETAIL_NO_CXX20
 
 #include <cstddef>
@@ -31,12 +32,15 @@ namespace mha::dynamic {
 ///   mha::dynamic::tensor_view<const float> x(samples.data(), {frames, d_in});
 ///   m.forward(x, mha::dynamic::tensor_view<float>(out.data(), {frames, d_out}));
 ///
-/// The shape is stored in the view (up to max_rank dimensions when given with
-/// a pointer; a view of a tensor refers to the tensor's shape, any rank), so
-/// a view allocates nothing and may outlive the list it was built from.
-/// Copying a view copies the pointer and the shape; the caller keeps the
-/// memory (and a viewed tensor's shape: do not reshape it) alive while the
-/// view is used. Element `v(i, j, k)` is `data()[(i * e1 + j) * e2 + k]`.
+/// The shape is stored in the view (up to max_rank dimensions; a view of a
+/// tensor of a higher rank refers to the tensor's shape), so a view allocates
+/// nothing and may outlive the list it was built from, and a view of a tensor
+/// keeps the shape the tensor had when the view was made (as std::span keeps
+/// its size). Copying a view copies the pointer and the shape. The caller
+/// keeps the memory alive while the view is used: a view of a tensor is
+/// invalidated, like a std::span of a std::vector, by whatever reallocates
+/// the tensor's elements (a reshape to more elements than capacity(),
+/// assignment, destruction). Make the view again after a reshape. Element `v(i, j, k)` is `data()[(i * e1 + j) * e2 + k]`.
 ///
 /// Alignment: `data` must be aligned for T (`alignof(T)`, as any `T*`); the
 /// kernels assume nothing more (unaligned vector loads), so a view at any
@@ -89,13 +93,19 @@ class tensor_view {
       size_ *= shape[d];
     }
   }
-  /// A view of an owning tensor (its elements and its shape).
+  /// A view of an owning tensor: its elements and its present shape (copied
+  /// into the view, as with a pointer; a later reshape of the tensor does not
+  /// change the view).
   MHA_DETAIL_ISA_TAG tensor_view(tensor<value_type>& t) noexcept
-      : data_(t.data()), rank_(t.rank()), size_(t.size()), shape_(t.shape().data()) {}
-  /// A read-only view of an owning tensor.
+      : data_(t.data()), rank_(t.rank()), size_(t.size()), shape_(inline_) {
+    copy_shape_(t.shape());
+  }
+  /// A read-only view of an owning tensor (shape copied, as above).
   MHA_DETAIL_ISA_TAG tensor_view(const tensor<value_type>& t) noexcept
     requires std::is_const_v<T>
-      : data_(t.data()), rank_(t.rank()), size_(t.size()), shape_(t.shape().data()) {}
+      : data_(t.data()), rank_(t.rank()), size_(t.size()), shape_(inline_) {
+    copy_shape_(t.shape());
+  }
   /// A read-only view of a writable view.
   template <class U>
     requires(std::is_const_v<T> && std::is_same_v<U, value_type>)

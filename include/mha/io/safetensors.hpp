@@ -134,6 +134,12 @@ error check_hyperparameters(const header_info& h, const attention_desc<T>& d,
       if (found != d.qkv_bias) return mismatch("qkv_bias", *v, d.qkv_bias ? "true" : "false", model_is);
     }
     if (const std::string* v = h.metadata_value("checkpoint_format")) {
+      bool known = false;
+      for (const auto f : {checkpoint_format::book, checkpoint_format::pytorch_multihead,
+                           checkpoint_format::gpt2, checkpoint_format::neox})
+        known = known || *v == to_string(f);
+      if (!known)
+        return unreadable("checkpoint_format", *v, "book, pytorch_multihead, gpt2 or neox");
       if (*v != to_string(format))
         return mismatch("checkpoint_format", *v, to_string(format), "load_options::format");
     }
@@ -180,7 +186,7 @@ MHA_DETAIL_ISA_TAG inline checkpoint_format format_of_names(const header_info& h
 
 /// The format of this load: load_options::format, or for detect the one the
 /// file records in its `__metadata__` (unless ignore_metadata; an unknown
-/// value is left to check_hyperparameters' mismatch error) or its names fit.
+/// value is left to check_hyperparameters' error) or its names fit.
 MHA_DETAIL_ISA_TAG inline checkpoint_format resolve_format(const header_info& h,
                                                            const load_options& opt) {
   if (opt.format != checkpoint_format::detect) return opt.format;
@@ -205,6 +211,27 @@ MHA_DETAIL_ISA_TAG inline std::string names_fit_another(const header_info& h,
   if (fit == format || fit == checkpoint_format::detect) return {};
   return std::string("; the file's tensor names fit checkpoint_format ") + to_string(fit) +
          " ('" + prefix + name + "')";
+}
+
+/// Where a detected format came from, for messages: "" when the caller gave
+/// it, " from the file's __metadata__", " detected from the tensor names" or,
+/// when no format's names were found under the prefix, " (detect's default:
+/// no format's tensor names under the prefix)".
+MHA_DETAIL_ISA_TAG inline std::string format_source(const header_info& h, const load_options& opt) {
+  if (opt.format != checkpoint_format::detect) return {};
+  if (!opt.ignore_metadata && h.metadata_value("checkpoint_format") != nullptr)
+    return " from the file's __metadata__";
+  if (format_of_names(h, opt.prefix) != checkpoint_format::detect)
+    return " detected from the tensor names";
+  return " (detect's default: no format's tensor names under the prefix)";
+}
+
+/// For a missing tensor: "; the prefix 'h.1' does not end with '.'" when the
+/// prefix is not empty and does not end with a dot (it is prepended as it is:
+/// 'h.1W_query.weight').
+MHA_DETAIL_ISA_TAG inline std::string prefix_hint(const std::string& prefix) {
+  if (prefix.empty() || prefix.back() == '.') return {};
+  return "; the prefix '" + prefix + "' does not end with '.' (it is prepended as it is)";
 }
 
 /// For an unexpected tensor of a wrapper model: "; the file has K heads
@@ -257,10 +284,11 @@ error load_into(byte_source& src, Model& model, const load_options& opt,
       return make_error(is_bias ? load_errc::qkv_bias : load_errc::missing_tensor, t.name,
                         is_bias ? "missing from the file, but " + t.why
                                 : std::string("missing from the file (checkpoint_format ") +
-                                      to_string(format) +
+                                      to_string(format) + format_source(h, opt) +
                                       (opt.prefix.empty() ? std::string(", no prefix)")
                                                           : ", prefix '" + opt.prefix + "')") +
-                                      names_fit_another(h, opt.prefix, format));
+                                      names_fit_another(h, opt.prefix, format) +
+                                      prefix_hint(opt.prefix));
     }
     if (t.kind == role::forbidden && e != nullptr)
       return make_error(t.forbidden_code, t.name,

@@ -381,6 +381,18 @@ error describe(Model& model, attention_desc<T>& d) {
                           "head " + std::to_string(h) + " has other sizes than the wrapper");
     }
   }
+#if defined(__cpp_exceptions) || defined(__EXCEPTIONS)
+  // An mha::dynamic module whose layers were replaced by ones of other sizes
+  // or bias: its own check (the one every forward makes first), before any
+  // size below is taken from the hyperparameters.
+  if constexpr (requires { model.check_parameters(); }) {
+    try {
+      model.check_parameters();
+    } catch (const std::invalid_argument& e) {
+      return make_error(load_errc::model, "", std::string("the model is inconsistent: ") + e.what());
+    }
+  }
+#endif
   error failure;
   plan_visitor<T> visit{d.walked, failure};
   mha::detail::params::walk(mha::detail::params::static_prefix{}, boost::hana::string<>{}, model,
@@ -398,11 +410,37 @@ error describe(Model& model, attention_desc<T>& d) {
                    : out_w ? attention_desc<T>::kind::multi : attention_desc<T>::kind::single;
   if (d.type != attention_desc<T>::kind::multi) return {};
   // The layers of a packed format: separate W_query/W_key/W_value, or one in_proj.
+  // The packed plans size their copies from the hyperparameters, so every
+  // layer must have the shape they give (a module whose members disagree with
+  // its sizes is refused here, not written out of bounds).
   const std::size_t E = d.d_out, in = d.d_in;
+  const auto mismatch = [&](const walked_entry<T>* e, std::vector<std::uint64_t> want,
+                            const std::string& what) -> error {
+    if (e != nullptr && e->shape == want) return {};
+    return make_error(load_errc::model, "",
+                      d.model_name + ": " + (e ? e->name + " is " + shape_text(e->shape)
+                                               : what + " is absent") +
+                          ", but d_in = " + std::to_string(in) + ", d_out = " +
+                          std::to_string(E) + " and qkv_bias = " + (d.qkv_bias ? "true" : "false") +
+                          " give " + shape_text(want));
+  };
   const walked_entry<T>* out_b = find("out_proj.bias");
-  d.out_proj = linear_ref<T>{out_w->data, out_b ? out_b->data : nullptr, E, E, out_b != nullptr};
+  if (auto e = mismatch(out_w, {E, E}, "out_proj.weight")) return e;
+  if (auto e = mismatch(out_b, {E}, "out_proj.bias")) return e;
+  d.out_proj = linear_ref<T>{out_w->data, out_b->data, E, E, true};
+  // a bias the module has while qkv_bias = false
+  const auto extra_bias = [&](const walked_entry<T>* b) -> error {
+    if (b == nullptr || d.qkv_bias) return {};
+    return make_error(load_errc::model, "",
+                      d.model_name + ": " + b->name + " is " + shape_text(b->shape) +
+                          ", but the model has qkv_bias = false");
+  };
   if (const walked_entry<T>* w = find("in_proj_weight")) {
     const walked_entry<T>* b = find("in_proj_bias");
+    if (auto e = mismatch(w, {3 * E, in}, "in_proj_weight")) return e;
+    if (d.qkv_bias)
+      if (auto e = mismatch(b, {3 * E}, "in_proj_bias")) return e;
+    if (auto e = extra_bias(b)) return e;
     for (std::size_t i = 0; i < 3; ++i)
       (i == 0 ? d.q : i == 1 ? d.k : d.v)
           .push_back(linear_ref<T>{w->data + i * E * in, b ? b->data + i * E : nullptr, E, in,
@@ -417,6 +455,10 @@ error describe(Model& model, attention_desc<T>& d) {
       return make_error(load_errc::model, "",
                         d.model_name + " has out_proj but no " + part +
                             ".weight or in_proj_weight parameter");
+    if (auto e = mismatch(w, {E, in}, std::string(part) + ".weight")) return e;
+    if (d.qkv_bias)
+      if (auto e = mismatch(b, {E}, std::string(part) + ".bias")) return e;
+    if (auto e = extra_bias(b)) return e;
     (part[2] == 'q' ? d.q : part[2] == 'k' ? d.k : d.v)
         .push_back(linear_ref<T>{w->data, b ? b->data : nullptr, E, in, b != nullptr});
   }
