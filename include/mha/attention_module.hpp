@@ -46,19 +46,18 @@ template <class Out>
 using output_argument_t = std::conditional_t<std::is_rvalue_reference_v<Out>,
                                              std::remove_reference_t<Out>, Out&>;
 
-/// `out` of type Out (see output_argument_t) is a writable output of
-/// fixed-size M's forward for input X (X's input rules hold): a tensor or
-/// view of the output type, not const, not a temporary tensor, and a tensor
-/// within MHA_MAX_INLINE_BYTES.
-template <class M, class X, class Out>
-consteval bool fixed_output_ok() noexcept {
+/// `out` of type Out (see output_argument_t) is a writable output of tensor
+/// type Expected: a tensor or view of that type, not const, not a temporary
+/// tensor, and a tensor within MHA_MAX_INLINE_BYTES.
+template <class Out, class Expected>
+consteval bool output_ok() noexcept {
   using Y = output_argument_t<Out>;
   if constexpr (!fixed_tensor_like<Y>) {
     return false;
   } else if constexpr (!writable_output<Y>) {
     return false;
   } else {
-    return std::is_same_v<as_tensor_t<Y>, output_for_t<typename M::value_type, M::output_width, X>> &&
+    return std::is_same_v<as_tensor_t<Y>, Expected> &&
            within_inline_limit<sizeof(std::remove_cvref_t<Y>), MHA_DETAIL_MAX_INLINE_BYTES()>;
   }
 }
@@ -99,7 +98,7 @@ consteval bool fixed_can_forward() noexcept {
         constexpr std::size_t output_bytes = sizeof(T) * S::batch * S::tokens * M::output_width;
         return within_inline_limit<output_bytes, MHA_DETAIL_MAX_INLINE_BYTES()> && workspace_fits;
       } else {
-        return fixed_output_ok<M, X, Out...>() && workspace_fits;
+        return (output_ok<Out, output_for_t<T, M::output_width, X>>() && ...) && workspace_fits;
       }
     }
   }
@@ -112,20 +111,6 @@ concept fixed_linear_sizes = requires {
   requires std::is_same_v<decltype(M::in_features), const std::size_t>;
   requires std::is_same_v<decltype(M::out_features), const std::size_t>;
 };
-
-/// `out` of type Out is a writable output of linear M for input X.
-template <class M, class X, class Out>
-consteval bool linear_output_ok() noexcept {
-  using Y = output_argument_t<Out>;
-  if constexpr (!fixed_tensor_like<Y>) {
-    return false;
-  } else if constexpr (!writable_output<Y>) {
-    return false;
-  } else {
-    return std::is_same_v<as_tensor_t<Y>,
-                          linear_output_t<typename M::value_type, M::out_features, X>>;
-  }
-}
 
 /// m.forward(x) / m.forward(x, out) of a fixed-size mha::linear compiles:
 /// the rules of check_linear_input / check_linear_output (element type, last
@@ -145,7 +130,7 @@ consteval bool linear_can_forward() noexcept {
       return within_inline_limit<bytes, MHA_DETAIL_MAX_INLINE_BYTES()> &&
              bytes <= MHA_STACK_WORKSPACE_LIMIT;
     } else {
-      return linear_output_ok<M, X, Out...>();
+      return (output_ok<Out, linear_output_t<T, M::out_features, X>>() && ...);
     }
   }
 }
