@@ -106,8 +106,8 @@ def build():
     blocks.append(constant("mha_expected", mha_out,
                            f"{call} applied to batch: [batch=2][tokens=6][d_out=2]."))
 
-    # Ready-made constexpr models built from the constants above (the same
-    # aggregate initialisation tools/export_weights_header.py emits).
+    # Ready-made constexpr models built from the constants above (aggregate
+    # initialisation; tools/export_weights_header.py uses mha::from_parameters).
     def heads(prefix, n):
         return ",\n        ".join(
             f"T::head_type{{{{{prefix}_head{h}_w_query}}, {{{prefix}_head{h}_w_key}}, "

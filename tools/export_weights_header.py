@@ -19,12 +19,25 @@ From a PyTorch module (in Python, with torch):
     export_module(module, "out.hpp", model="multi_head_attention", num_heads=2,
                   context_length=6)      # format "book" by default
 
-The header defines, in the namespace, `inline constexpr mha::tensor<T, ...>`
-arrays `<name>_w_query_weight` ([d_out][d_in], nn.Linear layout), ...,
-and `inline constexpr <model type> <name>{...}` (static storage duration;
-`static constexpr` if you copy it into a class). Model kinds:
-causal_attention, multi_head_attention_wrapper, multi_head_attention,
-fused_multi_head_attention. Formats and names are those of
+The file's tensors become the model kind's parameters as PyTorch's
+named_parameters() lists them for the book's class (nn.MultiheadAttention's
+for the fused kind), which is mha::parameter_names<type>:
+
+    causal_attention             W_query.weight, [W_query.bias,] W_key..., W_value...
+    multi_head_attention         the same, then out_proj.weight, out_proj.bias
+    multi_head_attention_wrapper heads.0.W_query.weight, ..., heads.1.W_query.weight, ...
+    fused_multi_head_attention   in_proj_weight, [in_proj_bias,] out_proj.weight, out_proj.bias
+
+The header defines, in the namespace, one `inline constexpr mha::tensor<T, ...>`
+array per parameter, in that order, named `<name>_` + the parameter's name
+lower-cased with every other character than a letter, digit or _ as _
+(`<name>_w_query_weight` [d_out][d_in], nn.Linear layout, ...,
+`<name>_heads_0_w_query_weight`, `<name>_in_proj_weight`), then
+`using <name>_type = <model type>;`, a static_assert that
+mha::parameter_names<<name>_type> are the exported names, and
+`inline constexpr <name>_type <name> = mha::from_parameters<<name>_type>(...)`
+(static storage duration; `static constexpr` if you copy it into a class).
+Formats and names are those of
 mha::io::checkpoint_format (book, pytorch_multihead, gpt2); GPT-2's Conv1D
 weights are transposed to [out][in]. d_in, d_out, qkv_bias and (for the book
 wrapper) num_heads come from the tensor shapes; context_length defaults to the
@@ -51,6 +64,8 @@ import sys
 from fractions import Fraction
 
 COMMAND = "tools/export_weights_header.py"
+MODEL_KINDS = ("causal_attention", "multi_head_attention_wrapper", "multi_head_attention",
+               "fused_multi_head_attention")
 
 # ----------------------------------------------------------------- reading
 
@@ -150,8 +165,9 @@ def _transpose(vals, rows, cols):
 
 
 def linears(tensors, fmt, prefix, model):
-    """(description dict, list of (q, k, v) per head, out_proj) with each
-    projection a dict {weight: (shape, vals), bias: (shape, vals) or None}."""
+    """(list of (q, k, v) per head, out_proj or None, the book's mask or None)
+    with each projection a dict {weight: (shape, vals), bias: (shape, vals) or
+    None}, weights [out][in]."""
     def lin(base):
         w = _get(tensors, base + ".weight")
         b = tensors.get(base + ".bias")
@@ -195,6 +211,66 @@ def linears(tensors, fmt, prefix, model):
                "bias": _get(tensors, prefix + "c_proj.bias")}
         return [tuple(parts)], out, None
     raise ValueError(f"unknown format {fmt}")
+
+def model_parameters(tensors, model, fmt="book", prefix="", num_heads=None, context_length=None,
+                     t_type="float"):
+    """(C++ model type, its header, [(name, shape, values)]): the file's tensors
+    (in format fmt, under prefix) as the parameters of the mha model kind
+    `model`, named and ordered as PyTorch's named_parameters() of the book's
+    class (nn.MultiheadAttention's for fused_multi_head_attention), which is
+    mha::parameter_names<type>; weights [out][in]."""
+    if model not in MODEL_KINDS:
+        raise ValueError(f"unknown model kind {model}")
+    heads, out, mask = linears(tensors, fmt, prefix, model)
+    q0 = heads[0][0]
+    d_out, d_in = q0["weight"][0]
+    bias = q0["bias"] is not None
+    for qkv in heads:
+        for p in qkv:
+            if p["weight"][0] != [d_out, d_in] or (p["bias"] is not None) != bias:
+                raise ValueError("query/key/value projections differ in shape or bias")
+    if out is not None and out["bias"] is None:
+        raise ValueError("out_proj has no bias (mha's out_proj always has one)")
+    if context_length is None:
+        if mask is None:
+            raise ValueError("--context-length is required (no mask buffer in the file)")
+        context_length = mask[0][0]
+    if model == "multi_head_attention_wrapper":
+        if num_heads is not None and num_heads != len(heads):
+            raise ValueError(f"num_heads {num_heads}, but the file has {len(heads)} heads")
+        num_heads = len(heads)
+    elif model == "causal_attention":
+        if num_heads not in (None, 1):
+            raise ValueError(f"num_heads {num_heads} for a single head (causal_attention)")
+    elif num_heads is None:
+        raise ValueError("--num-heads is required for " + model)
+
+    params = []
+
+    def add(pname, p):
+        params.append((pname + ".weight",) + tuple(p["weight"]))
+        if p["bias"] is not None:
+            params.append((pname + ".bias",) + tuple(p["bias"]))
+
+    if model == "fused_multi_head_attention":
+        q, k, v = heads[0]
+        params.append(("in_proj_weight", [3 * d_out, d_in],
+                       q["weight"][1] + k["weight"][1] + v["weight"][1]))
+        if bias:
+            params.append(("in_proj_bias", [3 * d_out], q["bias"][1] + k["bias"][1] + v["bias"][1]))
+    else:
+        for h, qkv in enumerate(heads):
+            base = f"heads.{h}." if model == "multi_head_attention_wrapper" else ""
+            for proj, p in zip(("W_query", "W_key", "W_value"), qkv):
+                add(base + proj, p)
+    if out is not None:
+        add("out_proj", out)
+
+    B = "true" if bias else "false"
+    sizes = f"{t_type}, {d_in}, {d_out}, {context_length}"
+    args = f"{sizes}, {B}" if model == "causal_attention" else f"{sizes}, {num_heads}, {B}"
+    return f"mha::{model}<{args}>", f"<mha/{model}.hpp>", params
+
 
 # ----------------------------------------------------------------- printing
 
@@ -265,91 +341,30 @@ def render(tensors, out_path, model, fmt="book", prefix="", num_heads=None, cont
             blocks.append(tensor_constant(_ident(f"{name}_{tn}") if name else _ident(tn), t_type,
                                           shape, vals, f"{tn} {shape} from {source}"))
     else:
-        heads, out, mask = linears(tensors, fmt, prefix, model)
-        q0 = heads[0][0]
-        d_out, d_in = q0["weight"][0]
-        bias = q0["bias"] is not None
-        for qkv in heads:
-            for p in qkv:
-                if p["weight"][0] != [d_out, d_in] or (p["bias"] is not None) != bias:
-                    raise ValueError("query/key/value projections differ in shape or bias")
-        if context_length is None:
-            if mask is None:
-                raise ValueError("--context-length is required (no mask buffer in the file)")
-            context_length = mask[0][0]
-        if model == "multi_head_attention_wrapper":
-            if num_heads is not None and num_heads != len(heads):
-                raise ValueError(f"num_heads {num_heads}, but the file has {len(heads)} heads")
-            num_heads = len(heads)
-        elif model == "causal_attention":
-            if num_heads not in (None, 1):
-                raise ValueError(f"num_heads {num_heads} for a single head (causal_attention)")
-            num_heads = 1
-        elif num_heads is None:
-            raise ValueError("--num-heads is required for " + model)
-        B = "true" if bias else "false"
-
-        def const(cname, shape_vals, what):
-            shape, vals = shape_vals
-            blocks.append(tensor_constant(cname, t_type, shape, vals,
-                                          f"{what} {shape} ([out][in] for weights)"))
-            return cname
-
-        def lin_init(cname_base, p, what):
-            w = const(f"{name}_{cname_base}_weight", p["weight"], f"{what}.weight")
-            if p["bias"] is None:
-                return f"{{{w}}}"
-            b = const(f"{name}_{cname_base}_bias", p["bias"], f"{what}.bias")
-            return f"{{{w}, {b}}}"
-
-        dropout = "0.0f" if t_type == "float" else "0.0"
-        sizes = f"{t_type}, {d_in}, {d_out}, {context_length}"
-        if model == "causal_attention":
-            includes.add("<mha/causal_attention.hpp>")
-            q, k, v = heads[0]
-            inits = [lin_init("w_query", q, "W_query"), lin_init("w_key", k, "W_key"),
-                     lin_init("w_value", v, "W_value")]
-            mtype = f"mha::causal_attention<{sizes}, {B}>"
-            init = "{" + ", ".join(inits + [dropout]) + "}"
-        elif model == "multi_head_attention_wrapper":
-            includes.add("<mha/multi_head_attention_wrapper.hpp>")
-            head_inits = []
-            for h, (q, k, v) in enumerate(heads):
-                inits = [lin_init(f"head{h}_w_query", q, f"heads.{h}.W_query"),
-                         lin_init(f"head{h}_w_key", k, f"heads.{h}.W_key"),
-                         lin_init(f"head{h}_w_value", v, f"heads.{h}.W_value")]
-                head_inits.append("head_type{" + ", ".join(inits + [dropout]) + "}")
-            mtype = f"mha::multi_head_attention_wrapper<{sizes}, {num_heads}, {B}>"
-            init = ("{" + f"decltype({name}_type::heads){{\n        " +
-                    ",\n        ".join(h.replace("head_type", f"{name}_type::head_type")
-                                       for h in head_inits) + "}}")
-        elif model == "multi_head_attention":
-            includes.add("<mha/multi_head_attention.hpp>")
-            q, k, v = heads[0]
-            inits = [lin_init("w_query", q, "W_query"), lin_init("w_key", k, "W_key"),
-                     lin_init("w_value", v, "W_value"), lin_init("out_proj", out, "out_proj")]
-            mtype = f"mha::multi_head_attention<{sizes}, {num_heads}, {B}>"
-            init = "{" + ", ".join(inits + [dropout]) + "}"
-        elif model == "fused_multi_head_attention":
-            includes.add("<mha/fused_multi_head_attention.hpp>")
-            q, k, v = heads[0]
-            w = ([3 * d_out, d_in], q["weight"][1] + k["weight"][1] + v["weight"][1])
-            fused = {"weight": w, "bias": ([3 * d_out], q["bias"][1] + k["bias"][1] + v["bias"][1])
-                     if bias else None}
-            inits = [lin_init("w_qkv", fused, "[W_query; W_key; W_value]"),
-                     lin_init("out_proj", out, "out_proj")]
-            mtype = f"mha::fused_multi_head_attention<{sizes}, {num_heads}, {B}>"
-            init = "{" + ", ".join(inits + [dropout]) + "}"
-        else:
-            raise ValueError(f"unknown model kind {model}")
-        blocks.append(f"// The model, ready to use (static storage, constant-evaluable).\n"
-                      f"using {name}_type = {mtype};\n"
-                      f"inline constexpr {name}_type {name}{init};")
+        mtype, header, params = model_parameters(tensors, model, fmt, prefix, num_heads,
+                                                 context_length, t_type)
+        includes |= {"<array>", "<string_view>", "<mha/parameters.hpp>", header}
+        cnames = []
+        for pname, shape, vals in params:
+            cnames.append(f"{name}_{_ident(pname.lower())}")
+            blocks.append(tensor_constant(cnames[-1], t_type, shape, vals, f"{pname} {shape}"
+                                          + (" ([out][in])" if len(shape) == 2 else "")))
+        listed = ", ".join(f'"{pname}"' for pname, _, _ in params)
+        blocks.append(
+            f"// The model, ready to use (static storage, constant-evaluable): its parameters\n"
+            f"// are the constants above, in the order of PyTorch's named_parameters().\n"
+            f"using {name}_type = {mtype};\n"
+            f"static_assert(mha::parameter_names<{name}_type> ==\n"
+            f"                  std::array<std::string_view, {len(params)}>{{{listed}}},\n"
+            f"              \"{name}: the exported parameters are not those of {mtype} "
+            f"({COMMAND})\");\n"
+            f"inline constexpr {name}_type {name} = mha::from_parameters<{name}_type>(\n    "
+            + ", ".join(cnames) + ");")
     head = ["// GENERATED FILE - do not edit.",
             f"// Generated by `{COMMAND}` from {source}"
             + ("" if tensor_names else f" (model {model}, format {fmt}, prefix '{prefix}')") + ".",
             "#pragma once", ""]
-    head += [f"#include {i}" for i in sorted(includes)]
+    head += [f"#include {i}" for i in sorted(includes, key=lambda i: (i.startswith("<mha/"), i))]
     text = "\n".join(head) + f"\n\nnamespace {namespace} {{\n\n" + "\n\n".join(blocks) + \
         f"\n\n}}  // namespace {namespace}\n"
     if out_path:
@@ -369,9 +384,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("weights", help="safetensors file")
     ap.add_argument("output", help="header to write")
-    ap.add_argument("--model", default="multi_head_attention",
-                    choices=["causal_attention", "multi_head_attention_wrapper",
-                             "multi_head_attention", "fused_multi_head_attention"])
+    ap.add_argument("--model", default="multi_head_attention", choices=MODEL_KINDS)
     ap.add_argument("--format", default="book", choices=["book", "pytorch_multihead", "gpt2"])
     ap.add_argument("--prefix", default="")
     ap.add_argument("--num-heads", type=int)

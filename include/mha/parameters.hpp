@@ -113,6 +113,103 @@ template <class M>
   return status::ok;
 }
 
+namespace detail::params {
+/// A list of types (compared with std::is_same_v).
+template <class... X>
+struct type_list {};
+/// The tensor type of a leaf.
+template <class Name, class Tensor>
+constexpr hana::basic_type<Tensor> leaf_tensor(leaf<Name, Tensor>) noexcept {
+  return {};
+}
+/// True when from_parameters<M> got as many tensors as M has parameters (or M is not static).
+template <class M, class... Tensors>
+constexpr bool parameter_count_matches() noexcept {
+  if constexpr (is_static_v<M>)
+    return decltype(hana::length(leaves_t<M>{}))::value == sizeof...(Tensors);
+  else
+    return true;
+}
+/// True when the tensors' types are those of M's parameters, position by
+/// position (or an earlier check of from_parameters<M> failed).
+template <class M, class... Tensors>
+constexpr bool parameter_types_match() noexcept {
+  if constexpr (is_static_v<M> && parameter_count_matches<M, Tensors...>())
+    return hana::unpack(leaves_t<M>{}, [](auto... l) {
+      return std::is_same_v<type_list<typename decltype(leaf_tensor(l))::type...>,
+                            type_list<Tensors...>>;
+    });
+  else
+    return true;
+}
+/// target = the parameter at position `at` among `parameters` (whose type at
+/// that position is target's, checked by from_parameters): one whole-tensor
+/// assignment.
+template <class X, class... Tensors>
+constexpr void assign_at(X& target, std::size_t at, const Tensors&... parameters) noexcept {
+  std::size_t i = 0;
+  (
+      [&](const auto& p) {
+        if constexpr (std::is_same_v<X, std::remove_cvref_t<decltype(p)>>)
+          if (i == at) target = p;
+        ++i;
+      }(parameters),
+      ...);
+}
+}  // namespace detail::params
+
+/// The fixed-size module M whose parameters are `parameters...`, in walk
+/// order (mha::parameter_names<M>, PyTorch's named_parameters() order), each
+/// tensor of the parameter's type (element type and extents: weights
+/// [out][in], nn.Linear's layout); every other member is as in a
+/// value-initialised `M{}` (dropout 0). The PyTorch analogue is
+/// `m.load_state_dict(...)` on a fresh module; this is how the headers of
+/// tools/export_weights_header.py build their model:
+///
+///   using model_type = mha::causal_attention<float, 4, 5, 7, true>;
+///   constexpr model_type model = mha::from_parameters<model_type>(
+///       w_query_weight, w_query_bias, w_key_weight, w_key_bias, w_value_weight, w_value_bias);
+///
+/// Each parameter is one whole-tensor assignment (no element loop), so it
+/// stays cheap in constant evaluation for GPT-2-sized models. constexpr,
+/// noexcept, no allocation (the result is returned by value: for a large
+/// model use it to initialise a constexpr/static object).
+/// Compile-time errors (one static_assert each): M not a fixed-size module
+/// ("mha::from_parameters: M must be a fixed-size module ..."), a number of
+/// tensors other than M's number of parameters ("mha::from_parameters: the
+/// number of tensors differs from the model's number of parameters
+/// (mha::parameter_names<M>.size())"), a tensor whose type differs from the
+/// parameter's at its position ("mha::from_parameters: a tensor's type
+/// (element type, extents) differs from the parameter's at its position
+/// (compare with mha::parameter_names<M>)").
+template <class M, class... Tensors>
+[[nodiscard]] constexpr std::remove_cvref_t<M> from_parameters(const Tensors&... parameters) noexcept {
+  static_assert(detail::params::is_static_v<M> && std::is_same_v<M, std::remove_cvref_t<M>>,
+                "mha::from_parameters: M must be a fixed-size module type without const, volatile "
+                "or reference (an mha::dynamic module's parameters are known only at run time: "
+                "use load_parameters)");
+  static_assert(detail::params::parameter_count_matches<M, Tensors...>(),
+                "mha::from_parameters: the number of tensors differs from the model's number of "
+                "parameters (mha::parameter_names<M>.size())");
+  static_assert(detail::params::parameter_types_match<M, Tensors...>(),
+                "mha::from_parameters: a tensor's type (element type, extents) differs from the "
+                "parameter's at its position (compare with mha::parameter_names<M>)");
+  if constexpr (detail::params::is_static_v<M> && std::is_same_v<M, std::remove_cvref_t<M>> &&
+                detail::params::parameter_count_matches<M, Tensors...>() &&
+                detail::params::parameter_types_match<M, Tensors...>()) {
+    M model{};
+    std::size_t at = 0;
+    for_each_parameter(model, [&](std::string_view, auto& tensor) {
+      detail::params::assign_at(tensor, at++, parameters...);
+    });
+    return model;
+  } else if constexpr (std::is_default_constructible_v<std::remove_cvref_t<M>>) {
+    return std::remove_cvref_t<M>{};  // a static_assert above has reported the mistake
+  } else {
+    __builtin_unreachable();  // likewise (an mha::dynamic module: no default constructor)
+  }
+}
+
 #if defined(__cpp_exceptions) || defined(__EXCEPTIONS)
 /// Fills every parameter of the mha::dynamic `model` from `values`, in walk
 /// order (as the fixed-size overload; PyTorch's flattened parameters()), each

@@ -65,6 +65,10 @@ set(MHA_COMPILE_FAIL_CASES
   "dynamic_wrapper_element_type|mha::dynamic::multi_head_attention_wrapper: T must be float or double"
   "parameter_names_dynamic|mha::parameter_names: M must be a fixed-size module"
   "for_each_parameter_not_module|mha::for_each_parameter: the model type has no parameter_description\\(\\)"
+  # mha::from_parameters, the exported headers' constructor (issue 12)
+  "from_parameters_count|mha::from_parameters: the number of tensors differs from the model's number of parameters \\(mha::parameter_names<M>.size\\(\\)\\)"
+  "from_parameters_type|mha::from_parameters: a tensor's type \\(element type, extents\\) differs from the parameter's at its position \\(compare with mha::parameter_names<M>\\)"
+  "from_parameters_dynamic|mha::from_parameters: M must be a fixed-size module type"
   # every contract of mha::fused_multi_head_attention and fuse_qkv (issue 11, 2.2, 2.3)
   "fused_element_type|mha::fused_multi_head_attention: T must be float or double"
   "fused_zero_din|mha::fused_multi_head_attention: DIn must be greater than 0"

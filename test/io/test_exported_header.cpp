@@ -1,7 +1,9 @@
 // Headers generated at build time by tools/export_weights_header.py from the
 // PyTorch-written safetensors files: they compile, the model objects are
-// constexpr, and their forward pass evaluated in a constant expression
-// matches PyTorch's output (static_assert), in every checkpoint format.
+// constexpr (built by mha::from_parameters), and their forward pass evaluated
+// in a constant expression matches PyTorch's output (static_assert), in every
+// checkpoint format. (test_safetensors_pytorch.cpp checks that their
+// parameters equal the loader's from the same files.)
 #include <catch2/catch.hpp>
 
 #include <mha/mha.hpp>

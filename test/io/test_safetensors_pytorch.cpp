@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -14,6 +15,18 @@
 #include <mha/mha.hpp>
 
 #include "test_helpers.hpp"
+
+#ifdef MHA_TEST_EXPORTED_HEADERS
+// Written at build time by tools/export_weights_header.py from the same files
+// (test/io/CMakeLists.txt; their outputs are checked against PyTorch's in
+// test_exported_header.cpp).
+#include "book_ca_f32.hpp"
+#include "book_mha_bf16.hpp"
+#include "book_mha_f64.hpp"
+#include "book_wrapper_f32.hpp"
+#include "gpt2_f32.hpp"
+#include "torch_mha_f32.hpp"
+#endif
 
 using mha::io::checkpoint_format;
 using mha::io::load_options;
@@ -677,3 +690,50 @@ TEST_CASE("checkpoint_format::detect, the default, takes the format from the met
   CHECK(contains(detected.message, "(checkpoint_format pytorch_multihead detected from the tensor "
                                    "names, no prefix)"));
 }
+
+#ifdef MHA_TEST_EXPORTED_HEADERS
+namespace {
+/// (name, bytes) of every parameter of a model, in walk order.
+using flat_parameters = std::vector<std::pair<std::string, std::string>>;
+
+template <class M>
+flat_parameters flatten(const M& m) {
+  flat_parameters out;
+  mha::for_each_parameter(m, [&](std::string_view name, const auto& t) {
+    out.emplace_back(name, std::string(reinterpret_cast<const char*>(t.begin()), sizeof t));
+  });
+  return out;
+}
+
+/// The exported constexpr model equals the model the loader reads from the
+/// file it was exported from: same names, bit-equal values, default dropout.
+template <class M>
+void check_equals_loaded(const M& exported, const std::string& file, std::string prefix = "") {
+  auto loaded = std::make_unique<M>();
+  const auto r = mha::io::try_load_safetensors(data_file(file), *loaded,
+                                               opts(checkpoint_format::detect, std::move(prefix)));
+  INFO(file << ": " << r.message);
+  REQUIRE(r.ok());
+  const auto a = flatten(exported), b = flatten(*loaded);
+  REQUIRE(a.size() == b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    INFO(file << ": " << a[i].first);
+    CHECK(a[i] == b[i]);
+  }
+  if constexpr (requires { exported.dropout; })
+    CHECK(exported.dropout == loaded->dropout);
+  else  // the wrapper: each head's
+    CHECK(exported.template head<M::num_heads - 1>().dropout == loaded->template head<0>().dropout);
+}
+}  // namespace
+
+TEST_CASE("the exported headers' models (mha::from_parameters) equal the loader's",
+          "[io][export]") {
+  check_equals_loaded(ex_book_ca_f32::model, "book_ca_f32.safetensors");
+  check_equals_loaded(ex_book_wrapper_f32::model, "book_wrapper_f32.safetensors");
+  check_equals_loaded(ex_book_mha_bf16::model, "book_mha_bf16.safetensors");
+  check_equals_loaded(ex_book_mha_f64::model, "book_mha_f64.safetensors");
+  check_equals_loaded(ex_torch_mha_f32::model, "torch_mha_f32.safetensors");
+  check_equals_loaded(ex_gpt2_f32::model, "gpt2_f32.safetensors", "h.0.attn.");
+}
+#endif
