@@ -385,7 +385,11 @@ def main(argv=None):
     ap.add_argument("weights", help="safetensors file")
     ap.add_argument("output", help="header to write")
     ap.add_argument("--model", default="multi_head_attention", choices=MODEL_KINDS)
-    ap.add_argument("--format", default="book", choices=["book", "pytorch_multihead", "gpt2"])
+    ap.add_argument("--format", default="detect",
+                    choices=["detect", "book", "pytorch_multihead", "gpt2"],
+                    help="the file's tensor names (default detect: the file's __metadata__ "
+                         "checkpoint_format, else its names under --prefix, as mha::io's "
+                         "checkpoint_format::detect; neox files are not supported here)")
     ap.add_argument("--prefix", default="")
     ap.add_argument("--num-heads", type=int)
     ap.add_argument("--context-length", type=int)
@@ -394,12 +398,45 @@ def main(argv=None):
     ap.add_argument("--name", default="model")
     ap.add_argument("--tensors", nargs="+", help="export these tensors as they are instead")
     a = ap.parse_args(argv)
-    num_heads, context_length = a.num_heads, a.context_length
-    if not a.tensors:
-        num_heads, context_length = check_metadata(read_metadata(a.weights), a.format, num_heads,
-                                                   context_length)
-    render(read_safetensors(a.weights), a.output, a.model, a.format, a.prefix, num_heads,
-           context_length, a.type, a.namespace, a.name, os.path.basename(a.weights), a.tensors)
+    try:
+        num_heads, context_length, fmt = a.num_heads, a.context_length, a.format
+        tensors = read_safetensors(a.weights)
+        if not a.tensors:
+            metadata = read_metadata(a.weights)
+            if fmt == "detect":
+                fmt = detect_format(metadata, tensors, a.prefix)
+            num_heads, context_length = check_metadata(metadata, fmt, num_heads, context_length)
+        render(tensors, a.output, a.model, fmt, a.prefix, num_heads, context_length, a.type,
+               a.namespace, a.name, os.path.basename(a.weights), a.tensors)
+    except (ValueError, KeyError, OSError, struct.error) as e:
+        # one line, as the loader's messages, not a traceback
+        text = e.args[0] if isinstance(e, KeyError) and e.args else str(e)
+        print(f"{ap.prog}: error: {text}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def detect_format(metadata, tensors, prefix):
+    """The format as mha::io's checkpoint_format::detect finds it: the file's
+    recorded checkpoint_format, else the first of in_proj_weight
+    (pytorch_multihead), c_attn.weight (gpt2), query_key_value.weight (neox)
+    under the prefix, else book."""
+    fmt = metadata.get("checkpoint_format")
+    if fmt is None:
+        fmt = "book"
+        for name, f in (("in_proj_weight", "pytorch_multihead"), ("c_attn.weight", "gpt2"),
+                        ("query_key_value.weight", "neox")):
+            if prefix + name in tensors:
+                fmt = f
+                break
+    if fmt == "neox":
+        raise ValueError("the file holds a GPT-NeoX checkpoint (checkpoint_format neox), which "
+                         "the exporter does not read (its fused rows need a qkv_layout): load it "
+                         "with mha::io (load_options::layout) instead")
+    if fmt not in ("book", "pytorch_multihead", "gpt2"):
+        raise ValueError(f"the file's __metadata__ checkpoint_format '{fmt}' is not book, "
+                         "pytorch_multihead, gpt2 or neox")
+    return fmt
 
 
 if __name__ == "__main__":
