@@ -24,6 +24,8 @@
 #include <mha/parameters.hpp>
 
 #if defined(__cpp_exceptions) || defined(__EXCEPTIONS)
+#include <stdexcept>
+
 #include <mha/dynamic.hpp>
 #endif
 
