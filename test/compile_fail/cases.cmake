@@ -63,6 +63,9 @@ set(MHA_COMPILE_FAIL_CASES
   "dynamic_wrapper_element_type|mha::dynamic::multi_head_attention_wrapper: T must be float or double"
   "parameter_names_dynamic|mha::parameter_names: M must be a fixed-size module"
   "for_each_parameter_not_module|mha::for_each_parameter: the model type has no parameter_description\\(\\)"
+  # mha::copy_parameters between fixed-size modules of other parameters or hyperparameters (issue 12)
+  "copy_parameters_shapes|mha::copy_parameters: the models' parameters differ in names or shapes \\(compare mha::parameter_names\\)"
+  "copy_parameters_num_heads|mha::copy_parameters: the models' parameters differ in names or shapes \\(compare mha::parameter_names\\), or their context_length or num_heads differ"
   # every contract of mha::fused_multi_head_attention and fuse_qkv (issue 11, 2.2, 2.3)
   "fused_element_type|mha::fused_multi_head_attention: T must be float or double"
   "fused_zero_din|mha::fused_multi_head_attention: DIn must be greater than 0"
