@@ -10,6 +10,7 @@
 #include <span>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 
 #include <mha/detail/parameter_walk.hpp>
 #include <mha/status.hpp>
@@ -17,7 +18,12 @@
 #if defined(__cpp_exceptions) || defined(__EXCEPTIONS)
 #include <stdexcept>
 #include <string>
+#include <vector>
+
+#include <mha/dynamic/tensor.hpp>
 #endif
+
+#include <mha/detail/macros.hpp>
 
 namespace mha {
 
@@ -235,6 +241,201 @@ void load_parameters(M& model, std::span<const typename M::value_type> values) {
 }
 #endif
 
+namespace detail::params {
+/// A module's hyperparameter that is no parameter (not in the walk) but
+/// changes what its parameters compute: its name, whether the module has it,
+/// its value.
+struct hyperparameter {
+  std::string_view name;
+  bool present;
+  std::size_t value;
+};
+/// M's context_length and num_heads (the attention modules; a linear has
+/// neither): the static members of a fixed-size module (m may be null then),
+/// the member functions of an mha::dynamic one (m must point to it).
+template <class M>
+constexpr std::array<hyperparameter, 2> hyperparameters_of(const M* m) noexcept {
+  std::array<hyperparameter, 2> h{hyperparameter{"context_length", false, 0},
+                                  hyperparameter{"num_heads", false, 0}};
+  if constexpr (requires { std::size_t{M::context_length}; })
+    h[0] = {"context_length", true, M::context_length};
+  else if constexpr (requires { std::size_t{m->context_length()}; })
+    h[0] = {"context_length", true, m->context_length()};
+  if constexpr (requires { std::size_t{M::num_heads}; })
+    h[1] = {"num_heads", true, M::num_heads};
+  else if constexpr (requires { std::size_t{m->num_heads()}; })
+    h[1] = {"num_heads", true, m->num_heads()};
+  return h;
+}
+/// Index of the first hyperparameter in which a and b differ (one has it and
+/// the other not, or other values), or a.size() when they agree.
+constexpr std::size_t first_differing(const std::array<hyperparameter, 2>& a,
+                                      const std::array<hyperparameter, 2>& b) noexcept {
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (a[i].present != b[i].present || a[i].value != b[i].value) return i;
+  return a.size();
+}
+
+/// Two leaves of the type-level walk agree: the same name and shape.
+template <class N1, class T1, class N2, class T2>
+constexpr bool same_leaf(leaf<N1, T1>, leaf<N2, T2>) noexcept {
+  if constexpr (!std::is_same_v<N1, N2> || T1::rank != T2::rank)
+    return false;
+  else
+    return T1::extents == T2::extents;
+}
+/// The fixed-size modules From and To have the same parameters (names and
+/// shapes, in walk order) and hyperparameters: what copy_parameters needs.
+template <class From, class To>
+constexpr bool copyable() noexcept {
+  using lf = leaves_t<From>;
+  using lt = leaves_t<To>;
+  constexpr std::size_t k = decltype(hana::length(lf{}))::value;
+  if constexpr (k != decltype(hana::length(lt{}))::value) {
+    return false;
+  } else {
+    const bool same = []<std::size_t... I>(std::index_sequence<I...>) {
+      return (same_leaf(hana::at_c<I>(lf{}), hana::at_c<I>(lt{})) && ...);
+    }(std::make_index_sequence<k>{});
+    constexpr auto hf = hyperparameters_of<From>(nullptr);
+    return same && first_differing(hf, hyperparameters_of<To>(nullptr)) == hf.size();
+  }
+}
+}  // namespace detail::params
+
+/// Copies every parameter of the fixed-size module `from` into the parameter
+/// at the same position of the fixed-size module `to`, converting the element
+/// type (float <-> double, or the same: static_cast, so round to nearest):
+/// PyTorch's `to.load_state_dict(from.state_dict())` followed by `.to(dtype)`.
+/// From and To must have the same walk (mha::parameter_names and the shapes
+/// of the tensors, in order) and the same context_length and num_heads
+/// (hyperparameters, not in the walk, that change what the parameters
+/// compute); any two element types, e.g. mha::multi_head_attention<float, 6,
+/// 4, 7, 2> into mha::multi_head_attention<double, 6, 4, 7, 2>. Otherwise one
+/// compile-time error, "mha::copy_parameters: the models' parameters differ in
+/// names or shapes (compare mha::parameter_names), or their context_length or
+/// num_heads differ". Buffers (the causal mask) and dropout are not copied.
+/// constexpr, noexcept, no allocation.
+template <class From, class To>
+  requires(detail::params::is_static_v<From> && detail::params::is_static_v<To> &&
+           !std::is_const_v<To>)
+constexpr void copy_parameters(const From& from, To& to) noexcept {
+  constexpr bool ok = detail::params::copyable<From, To>();
+  static_assert(ok,
+                "mha::copy_parameters: the models' parameters differ in names or shapes (compare "
+                "mha::parameter_names), or their context_length or num_heads differ");
+  if constexpr (ok) {
+    constexpr std::size_t k = mha::parameter_names<From>.size();
+    std::array<const typename From::value_type*, k> source{};
+    std::size_t at = 0;
+    for_each_parameter(from,
+                       [&](std::string_view, const auto& tensor) { source[at++] = tensor.begin(); });
+    at = 0;
+    for_each_parameter(to, [&](std::string_view, auto& tensor) {
+      const typename From::value_type* s = source[at++];
+      for (auto& e : tensor) e = static_cast<std::remove_reference_t<decltype(e)>>(*s++);
+    });
+  }
+}
+
+#if defined(__cpp_exceptions) || defined(__EXCEPTIONS)
+namespace detail {
+MHA_DETAIL_ISA_NAMESPACE {
+/// A parameter's name and shape, as copy_parameters compares them.
+struct named_shape {
+  std::string name;
+  std::vector<std::size_t> shape;
+};
+/// The parameters of a model as copy_parameters sees them, in walk order:
+/// names and shapes, and the elements (of type E: const for the source).
+template <class E>
+struct located_parameters {
+  std::vector<named_shape> names;
+  std::vector<std::span<E>> elements;
+};
+/// The parameters of `m` (fixed-size or mha::dynamic).
+template <class E, class M>
+located_parameters<E> locate_parameters(M& m) {
+  located_parameters<E> p;
+  for_each_parameter(m, [&](std::string_view name, auto& tensor) {
+    using X = std::remove_cvref_t<decltype(tensor)>;
+    std::vector<std::size_t> shape;
+    if constexpr (is_tensor_v<X>)
+      shape.assign(X::extents.begin(), X::extents.end());
+    else
+      shape = tensor.shape();
+    p.names.push_back({std::string(name), std::move(shape)});
+    p.elements.emplace_back(tensor.begin(), tensor.end());
+  });
+  return p;
+}
+/// "W_key.weight [6][4]", or "none" for p == nullptr.
+inline std::string describe_parameter(const named_shape* p) {
+  return p == nullptr ? std::string("none") : p->name + " " + dynamic::shape_string(p->shape);
+}
+/// "2", or "none" for a hyperparameter the module does not have.
+inline std::string describe_value(const params::hyperparameter& h) {
+  return h.present ? std::to_string(h.value) : std::string("none");
+}
+/// copy_parameters' checks: std::invalid_argument naming the first parameter
+/// whose name or shape differs, else the first differing hyperparameter.
+inline void check_copy(const std::vector<named_shape>& source,
+                       const std::vector<named_shape>& target,
+                       const std::array<params::hyperparameter, 2>& hs,
+                       const std::array<params::hyperparameter, 2>& ht) {
+  const std::size_t n = source.size() > target.size() ? source.size() : target.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    const named_shape* s = i < source.size() ? &source[i] : nullptr;
+    const named_shape* t = i < target.size() ? &target[i] : nullptr;
+    if (s != nullptr && t != nullptr && s->name == t->name && s->shape == t->shape) continue;
+    throw std::invalid_argument("mha::copy_parameters: parameter " + std::to_string(i) + " is " +
+                                describe_parameter(s) + " in the source, " +
+                                describe_parameter(t) + " in the destination");
+  }
+  if (const std::size_t i = params::first_differing(hs, ht); i != hs.size())
+    throw std::invalid_argument("mha::copy_parameters: " + std::string(hs[i].name) + " is " +
+                                describe_value(hs[i]) + " in the source, " +
+                                describe_value(ht[i]) + " in the destination");
+}
+/// Copies checked parameters element by element, converting (static_cast).
+template <class S, class T>
+void convert_parameters(const std::vector<std::span<const S>>& source,
+                        const std::vector<std::span<T>>& target) noexcept {
+  for (std::size_t i = 0; i < source.size(); ++i)
+    for (std::size_t j = 0; j < source[i].size(); ++j) target[i][j] = static_cast<T>(source[i][j]);
+}
+}  // namespace MHA_DETAIL_ISA
+}  // namespace detail
+
+/// Copies every parameter of `from` into the parameter at the same position
+/// of `to`, converting the element type (static_cast: round to nearest), where
+/// one of them or both are mha::dynamic modules (fixed -> dynamic, dynamic ->
+/// fixed, dynamic -> dynamic; for two fixed-size modules the overload above
+/// checks at compile time). PyTorch's `to.load_state_dict(from.state_dict())`
+/// and `.to(dtype)`; `to` keeps its shapes (it is not resized). Checks
+/// everything first and writes nothing on a mismatch: throws
+/// std::invalid_argument naming the first differing parameter with both names
+/// and shapes ("mha::copy_parameters: parameter 3 is W_key.bias [6] in the
+/// source, W_key.weight [6][4] in the destination"; "none" past the end of
+/// one walk), else the differing hyperparameter ("mha::copy_parameters:
+/// num_heads is 2 in the source, 3 in the destination"; context_length and
+/// num_heads are no parameters but change what the parameters compute).
+/// Buffers and dropout are not copied. Allocates (the names).
+template <class From, class To>
+  requires(detail::params::described<From> && detail::params::described<To> &&
+           !(detail::params::is_static_v<From> && detail::params::is_static_v<To>) &&
+           !std::is_const_v<To>)
+MHA_DETAIL_ISA_TAG void copy_parameters(const From& from, To& to) {
+  const auto source = detail::locate_parameters<const typename From::value_type>(from);
+  const auto target = detail::locate_parameters<typename To::value_type>(to);
+  detail::check_copy(source.names, target.names, detail::params::hyperparameters_of<From>(&from),
+                     detail::params::hyperparameters_of<To>(&to));
+  detail::convert_parameters(source.elements, target.elements);
+}
+#endif
+
 }  // namespace mha
+
+#include <mha/detail/macros_undef.hpp>
 
 #endif  // MHA_DETAIL_NO_CXX20

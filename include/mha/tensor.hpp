@@ -16,6 +16,11 @@
 namespace mha {
 
 namespace detail {
+/// Number of elements of an [Extents...] array (the product of the extents):
+/// the size of mha::tensor, mha::tensor_view and detail::fixed_shape.
+template <std::size_t... Extents>
+inline constexpr std::size_t extent_product = (std::size_t{1} * ... * Extents);
+
 /// Row-major offset of the element at `index...` (one index per extent) of a
 /// [Extents...] array, as mha::tensor and mha::tensor_view lay it out.
 /// Precondition: each index is below its extent (MHA_ASSERT in debug builds).
@@ -73,7 +78,7 @@ struct tensor {
   /// `float[T::size]`, `T::size / 3`, an argument of type std::size_t), and
   /// `t.size()` / `T::size()` call its constexpr operator() (as a standard
   /// container or PyTorch's `x.size()` is spelt; PyTorch's `numel()` too).
-  static constexpr std::integral_constant<std::size_t, (std::size_t{1} * ... * Extents)> size{};
+  static constexpr std::integral_constant<std::size_t, detail::extent_product<Extents...>> size{};
   /// Total number of elements (PyTorch's `Tensor.numel()`), = `size()`.
   static constexpr std::size_t numel() noexcept { return size(); }
 

@@ -83,7 +83,7 @@ class tensor_view {
   /// Total number of elements (product of the extents), a constant and a
   /// call as mha::tensor::size: `V::size` converts to std::size_t,
   /// `v.size()` / `V::size()` call it.
-  static constexpr std::integral_constant<std::size_t, (std::size_t{1} * ... * Extents)> size{};
+  static constexpr std::integral_constant<std::size_t, detail::extent_product<Extents...>> size{};
   /// Total number of elements (PyTorch's `Tensor.numel()`), = `size()`.
   static constexpr std::size_t numel() noexcept { return size(); }
 
@@ -184,7 +184,7 @@ struct fixed_extents {
   using value_type = T;
   using tensor_type = tensor<T, E...>;
   static constexpr std::size_t rank = sizeof...(E);
-  static constexpr std::size_t size = (std::size_t{1} * ... * E);
+  static constexpr std::size_t size = extent_product<E...>;
   static constexpr std::size_t last = [] {
     const std::size_t ext[] = {E..., 0};
     return ext[sizeof...(E) > 0 ? sizeof...(E) - 1 : 0];

@@ -69,6 +69,9 @@ set(MHA_COMPILE_FAIL_CASES
   "from_parameters_count|mha::from_parameters: the number of tensors differs from the model's number of parameters \\(mha::parameter_names<M>.size\\(\\)\\)"
   "from_parameters_type|mha::from_parameters: a tensor's type \\(element type, extents\\) differs from the parameter's at its position \\(compare with mha::parameter_names<M>\\)"
   "from_parameters_dynamic|mha::from_parameters: M must be a fixed-size module type"
+  # mha::copy_parameters between fixed-size modules of other parameters or hyperparameters (issue 12)
+  "copy_parameters_shapes|mha::copy_parameters: the models' parameters differ in names or shapes \\(compare mha::parameter_names\\)"
+  "copy_parameters_num_heads|mha::copy_parameters: the models' parameters differ in names or shapes \\(compare mha::parameter_names\\), or their context_length or num_heads differ"
   # every contract of mha::fused_multi_head_attention and fuse_qkv (issue 11, 2.2, 2.3)
   "fused_element_type|mha::fused_multi_head_attention: T must be float or double"
   "fused_zero_din|mha::fused_multi_head_attention: DIn must be greater than 0"

@@ -15,6 +15,7 @@
 #include <mha/detail/attention.hpp>
 #include <mha/detail/contracts.hpp>
 #include <mha/detail/dynamic_checks.hpp>
+#include <mha/detail/dynamic_parameter_count.hpp>
 #include <mha/dynamic/kv_cache.hpp>
 #include <mha/dynamic/tensor.hpp>
 #include <mha/dynamic/tensor_view.hpp>
@@ -25,7 +26,9 @@
 namespace mha::detail {
 
 /// CRTP base of mha::dynamic::{causal_attention, multi_head_attention_wrapper,
-/// multi_head_attention}: the public forward overloads, written once. The
+/// multi_head_attention}: the public forward overloads, written once, and
+/// parameter_count() (detail::walked_parameter_count: the walk of Derived's
+/// parameter_description()). The
 /// class is the same in every translation unit (it is a base of the modules);
 /// its member functions carry the ISA's ABI tag (MHA_DETAIL_ISA_TAG, see
 /// detail/macros.hpp) because they run the ISA-dependent orchestration. Derived
@@ -43,7 +46,7 @@ namespace mha::detail {
 /// dynamic::tensor, which converts implicitly (so one overload serves both,
 /// with the same checks and messages).
 template <class Derived, class T>
-class dynamic_module {
+class dynamic_module : public walked_parameter_count<Derived> {
  public:
   /// Inference forward: [B][N][d_in] (or [N][d_in]) -> [B][N][output_width()].
   MHA_DETAIL_ISA_TAG dynamic::tensor<T> forward(dynamic::tensor_view<const T> x) const {

@@ -96,12 +96,18 @@ struct module_tag {};     ///< a module, before its members: visit(tag, name, mo
 
 /// No run-time part of the name (every name is a compile-time string).
 struct static_prefix {};
+/// No names at all: the visitor gets an empty std::string_view, and a
+/// run-time range of modules is walked without building its names (no
+/// allocation, no exception: the walk of parameter_count()).
+struct unnamed_prefix {};
 
 /// Calls visit(tag, name, x) with name = run-time prefix + compile-time name.
 template <class Tag, class Rt, class Name, class X, class V>
 constexpr void emit(Tag tag, const Rt& rt, Name name, X& x, V& visit) {
   if constexpr (std::is_same_v<Rt, static_prefix>) {
     visit(tag, view_of(name), x);
+  } else if constexpr (std::is_same_v<Rt, unnamed_prefix>) {
+    visit(tag, std::string_view{}, x);
   } else {
     const Rt full = rt + Name::c_str();
     visit(tag, std::string_view(full), x);
@@ -148,6 +154,8 @@ constexpr void walk(const Rt& rt, Name name, X& x, V& visit) {
     [&]<std::size_t... I>(std::index_sequence<I...>) {
       (walk(rt, join(name, index_name<I>()), hana::at_c<I>(x), visit), ...);
     }(std::make_index_sequence<decltype(hana::length(x))::value>{});
+  } else if constexpr (runtime_range<U> && std::is_same_v<Rt, unnamed_prefix>) {
+    for (std::size_t i = 0; i < x.size(); ++i) walk(rt, hana::string<>{}, x[i], visit);
   } else if constexpr (runtime_range<U>) {
 #if defined(__cpp_exceptions) || defined(__EXCEPTIONS)
     std::string base;

@@ -87,9 +87,6 @@ class causal_attention : public detail::dynamic_module<causal_attention<T>, T> {
   std::size_t head_dim() const noexcept { return d_out_; }
   std::size_t output_width() const noexcept { return d_out_; }
   bool qkv_bias() const noexcept { return qkv_bias_; }
-  std::size_t parameter_count() const noexcept {
-    return w_query.parameter_count() + w_key.parameter_count() + w_value.parameter_count();
-  }
   /// The members for mha::for_each_parameter, as the book's CausalAttention's
   /// named_parameters() (`mask` is a buffer, no parameter).
   static constexpr auto parameter_description() noexcept {
@@ -98,8 +95,9 @@ class causal_attention : public detail::dynamic_module<causal_attention<T>, T> {
   }
 
   // forward(x), operator()(x), forward(x, out), forward(x, out, ws),
-  // forward_training(x, seed), forward_training(x, out, seed) and
-  // forward_training(x, out, ws, seed) come from detail::dynamic_module.
+  // forward_training(x, seed), forward_training(x, out, seed),
+  // forward_training(x, out, ws, seed) and parameter_count() (the walk's sum)
+  // come from detail::dynamic_module.
 
   // Copies, moves and destruction as the compiler would generate them,
   // declared only to carry the ISA's ABI tag (their code moves T values;

@@ -12,6 +12,7 @@
 
 #include <mha/detail/contracts.hpp>
 #include <mha/detail/dynamic_output_check.hpp>
+#include <mha/detail/dynamic_parameter_count.hpp>
 #include <mha/detail/kernels.hpp>
 #include <mha/detail/parameter_description.hpp>
 #include <mha/dynamic/tensor.hpp>
@@ -33,7 +34,7 @@ namespace mha::dynamic {
 /// tensors of another shape, or when a layer built without bias was given one
 /// (it would be ignored otherwise).
 template <class T>
-class linear {
+class linear : public detail::walked_parameter_count<linear<T>> {
   static_assert(detail::float_or_double<T>, "mha::dynamic::linear: T must be float or double");
   /// The element type of the members (T; float after the static_assert above
   /// failed, so that it stays the one error).
@@ -57,9 +58,8 @@ class linear {
   std::size_t in_features() const noexcept { return in_features_; }
   std::size_t out_features() const noexcept { return out_features_; }
   bool has_bias() const noexcept { return has_bias_; }
-  std::size_t parameter_count() const noexcept {
-    return out_features_ * in_features_ + (has_bias_ ? out_features_ : 0);
-  }
+  // parameter_count() (the walk's sum: weight, and bias when has_bias())
+  // comes from detail::walked_parameter_count.
   /// The members for mha::for_each_parameter (nn.Linear's named_parameters():
   /// `weight`, and `bias` when has_bias()).
   static constexpr auto parameter_description() noexcept {

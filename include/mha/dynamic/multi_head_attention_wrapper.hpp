@@ -107,11 +107,6 @@ class multi_head_attention_wrapper : public detail::dynamic_module<multi_head_at
   std::size_t head_dim() const noexcept { return d_out_; }
   std::size_t output_width() const noexcept { return num_heads_ * d_out_; }
   bool qkv_bias() const noexcept { return qkv_bias_; }
-  std::size_t parameter_count() const noexcept {
-    std::size_t n = 0;
-    for (const auto& h : heads) n += h.parameter_count();
-    return n;
-  }
   /// The members for mha::for_each_parameter, as the book's
   /// MultiHeadAttentionWrapper's named_parameters(): `heads` (an nn.ModuleList;
   /// names heads.0.W_query.weight, ..., one per element of the vector).
@@ -122,8 +117,9 @@ class multi_head_attention_wrapper : public detail::dynamic_module<multi_head_at
   }
 
   // forward(x), operator()(x), forward(x, out), forward(x, out, ws),
-  // forward_training(x, seed), forward_training(x, out, seed) and
-  // forward_training(x, out, ws, seed) come from detail::dynamic_module.
+  // forward_training(x, seed), forward_training(x, out, seed),
+  // forward_training(x, out, ws, seed) and parameter_count() (the walk's sum
+  // over every element of `heads`) come from detail::dynamic_module.
 
   // Copies, moves and destruction as the compiler would generate them,
   // declared only to carry the ISA's ABI tag (their code moves T values;

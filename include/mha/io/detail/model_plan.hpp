@@ -192,6 +192,7 @@ error make_plan(const attention_desc<T>& d, checkpoint_format format, qkv_layout
       // The walk's names with the prefix; a packed in_proj (nn.MultiheadAttention's
       // names) is stored as the book's W_query, W_key and W_value.
       using kind = typename walked_entry<T>::kind;
+      constexpr std::string_view in_proj_weight = "in_proj_weight";
       const auto ends_with = [](const std::string& s, std::string_view end) {
         return s.size() >= end.size() && s.compare(s.size() - end.size(), end.size(), end) == 0;
       };
@@ -199,11 +200,13 @@ error make_plan(const attention_desc<T>& d, checkpoint_format format, qkv_layout
         const std::string name = prefix + e.name;
         if (e.type == kind::buffer) {
           if (ends_with(e.name, "mask")) p.tensors.push_back(other_tensor<T>(name, role::mask));
-        } else if (ends_with(e.name, "in_proj_weight")) {
-          const std::string base = prefix + e.name.substr(0, e.name.size() - 14);
+        } else if (ends_with(e.name, in_proj_weight)) {
+          // the path of the module that owns in_proj_weight ("" or "attn.")
+          const std::string owner = e.name.substr(0, e.name.size() - in_proj_weight.size());
+          const std::string base = prefix + owner;
           const walked_entry<T>* bias = nullptr;
           for (const auto& b : d.walked)
-            if (b.name == e.name.substr(0, e.name.size() - 14) + "in_proj_bias") bias = &b;
+            if (b.name == owner + "in_proj_bias") bias = &b;
           const std::size_t rows = static_cast<std::size_t>(e.shape[0] / 3);
           const std::size_t in = static_cast<std::size_t>(e.shape[1]);
           const char* parts[3] = {"W_query", "W_key", "W_value"};
