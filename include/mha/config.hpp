@@ -68,11 +68,42 @@
 /// (mha/detail/macros.hpp reads it into MHA_DETAIL_MAX_INLINE_BYTES(); no
 /// default here.)
 
+/// MHA_ASSERT(cond): the library's debug-only precondition checks (index
+/// bounds, a tensor_view's alignment, kv_cache::truncate's count, ...).
+/// Compiled out with NDEBUG. Otherwise a failed check calls `assert` (the
+/// default, which pulls in the C library's stdio on newlib) or, when the user
+/// defines MHA_ASSERT_HANDLER before including any mha header, the handler:
+///
+///   #define MHA_ASSERT_HANDLER(file, line, expr) my_assert_failed(file, line, expr)
+///
+/// with `__FILE__`, `__LINE__` (an int) and the condition's text (a string
+/// literal); then <cassert> is not included and nothing else is called (no
+/// stdio, no heap). The handler runs inside noexcept functions, also in
+/// constant evaluation (where a failed check is then a compile-time error, as
+/// with assert, unless the handler is a constant expression): it must not
+/// throw. It may return, and the call then goes on with the broken
+/// precondition (undefined behaviour for an index out of range, as with
+/// NDEBUG); a handler that stops (a trap, a reset, a [[noreturn]] function) is
+/// the usual choice.
+///
+/// Like NDEBUG for assert, the handler changes the code of the inline
+/// functions that check (tensor::operator(), tensor_view's constructor, ...),
+/// so it must be the same in every translation unit of a program: define it
+/// on the command line or for the whole target (CMake:
+/// `target_compile_definitions(app PRIVATE "MHA_ASSERT_HANDLER(f,l,e)=my_assert_failed(f,l,e)")`,
+/// with my_assert_failed declared in a header the definition can see, or in a
+/// configuration header that every unit includes first). Units that differ
+/// break the one-definition rule as units with and without NDEBUG do: the
+/// linker keeps one copy of each inline function, whose checks may be the
+/// other units' (docs/design.md, "Headers and macros").
 #if defined(NDEBUG)
 #define MHA_ASSERT(cond) static_cast<void>(0)
+#elif defined(MHA_ASSERT_HANDLER)
+#define MHA_ASSERT(cond)                                 \
+  (static_cast<bool>(cond) ? static_cast<void>(0)        \
+                           : static_cast<void>(MHA_ASSERT_HANDLER(__FILE__, __LINE__, #cond)))
 #else
 #include <cassert>
-/// Debug-only precondition check (index bounds); compiled out with NDEBUG.
 #define MHA_ASSERT(cond) assert(cond)
 #endif
 
