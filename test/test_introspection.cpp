@@ -350,6 +350,29 @@ static_assert(!mha::can_forward_v<lin, mha::tensor<float, 6, 5>> &&            /
 using ca_long = mha::causal_attention<float, 3, 8, 1 << 16>;
 static_assert(mha::can_forward_v<ca_long, mha::tensor_view<const float, 64, 3>> &&
               !mha::can_forward_v<ca_long, mha::tensor_view<const float, 1 << 16, 3>>);
+// The limit counts the call's whole stack use, workspace<B, N>::stack_bytes
+// (the workspace and the frame bound: for ca_long a panel of depth 8, 256
+// score vectors and the register tiles, 2048 + 16384 + 4096 bytes), plus the
+// output for forward(x) (compile-fail case forward_stack_frame). From 17874
+// tokens on the workspace is the general path's 38 floats per token, so
+// forward(x, out) fits up to 27445 tokens (152 * 27445 + 22528 <= 4 MiB) and
+// forward(x), 32 more bytes per token, up to 22672; one token more is over
+// while the workspace alone still fits (the former rule's edge was 27594).
+template <std::size_t N>
+using ca_long_in = mha::tensor_view<const float, N, 3>;
+template <std::size_t N>
+using ca_long_out = mha::tensor_view<float, N, 8>;
+static_assert(ca_long::workspace<1, 27445>::frame_bytes == 2048 + 16384 + 4096 &&
+              ca_long::workspace<1, 27446>::storage_bytes == 152 * 27446);
+static_assert(MHA_STACK_WORKSPACE_LIMIT == std::size_t{4} * 1024 * 1024 &&
+              sizeof(ca_long::workspace<1, 27446>) <= MHA_STACK_WORKSPACE_LIMIT &&
+              ca_long::workspace<1, 27445>::stack_bytes <= MHA_STACK_WORKSPACE_LIMIT &&
+              ca_long::workspace<1, 27446>::stack_bytes > MHA_STACK_WORKSPACE_LIMIT);
+static_assert(mha::can_forward_v<ca_long, ca_long_in<27445>, ca_long_out<27445>> &&
+              !mha::can_forward_v<ca_long, ca_long_in<27446>, ca_long_out<27446>> &&
+              mha::can_forward_v<ca_long, ca_long_in<22672>> &&
+              !mha::can_forward_v<ca_long, ca_long_in<22673>> &&
+              mha::can_forward_v<ca_long, ca_long_in<22673>, ca_long_out<22673>>);
 #if defined(__cpp_exceptions) || defined(__EXCEPTIONS)
 // mha::dynamic: any dynamic tensor or view of T (shapes are run-time errors)
 static_assert(mha::can_forward_v<mha::dynamic::multi_head_attention<float>,

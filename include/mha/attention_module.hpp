@@ -74,8 +74,9 @@ consteval bool dynamic_can_forward_into() noexcept {
 /// module compiles: X is a tensor or a tensor_view for which every contract
 /// of forward holds (the input rules of forward_input_ok, read here without
 /// asserting; for forward(x, out) a writable output of the output type; then
-/// the output returned by value and the stack workspace within
-/// MHA_MAX_INLINE_BYTES and MHA_STACK_WORKSPACE_LIMIT).
+/// the output returned by value and the workspace within MHA_MAX_INLINE_BYTES,
+/// and the call's stack use within MHA_STACK_WORKSPACE_LIMIT: the workspace's
+/// stack_bytes (workspace and frame bound), plus the output for forward(x)).
 template <class M, class X, class... Out>
 consteval bool fixed_can_forward() noexcept {
   if constexpr (!fixed_tensor_like<X>) {
@@ -90,15 +91,18 @@ consteval bool fixed_can_forward() noexcept {
       // context_length> (forward_overloads.hpp); its sizes without its storage
       using W = attention_workspace_sizes<T, S::batch, S::tokens, M::d_in, M::output_width,
                                           M::context_length>;
-      constexpr std::size_t workspace_bytes = W::fits ? sizeof(T) * W::size : 0;
-      constexpr bool workspace_fits = W::fits &&
-                                      within_inline_limit<workspace_bytes, MHA_DETAIL_MAX_INLINE_BYTES()> &&
-                                      workspace_bytes <= MHA_STACK_WORKSPACE_LIMIT;
+      // (the stack limit as forward_overloads.hpp's forward_stack_ checks it:
+      // W::stack_bytes, plus the output that forward(x) returns; W::fits is
+      // false for sizes that overflow std::size_t)
+      constexpr bool workspace_fits =
+          W::fits && within_inline_limit<(W::fits ? W::storage_bytes : 0), MHA_DETAIL_MAX_INLINE_BYTES()>;
       if constexpr (sizeof...(Out) == 0) {
         constexpr std::size_t output_bytes = sizeof(T) * S::batch * S::tokens * M::output_width;
-        return within_inline_limit<output_bytes, MHA_DETAIL_MAX_INLINE_BYTES()> && workspace_fits;
+        return within_inline_limit<output_bytes, MHA_DETAIL_MAX_INLINE_BYTES()> && workspace_fits &&
+               W::stack_bytes + output_bytes <= MHA_STACK_WORKSPACE_LIMIT;
       } else {
-        return (output_ok<Out, output_for_t<T, M::output_width, X>>() && ...) && workspace_fits;
+        return (output_ok<Out, output_for_t<T, M::output_width, X>>() && ...) && workspace_fits &&
+               W::stack_bytes <= MHA_STACK_WORKSPACE_LIMIT;
       }
     }
   }
@@ -127,8 +131,10 @@ consteval bool linear_can_forward() noexcept {
       return false;
     } else if constexpr (sizeof...(Out) == 0) {
       constexpr std::size_t bytes = sizeof(T) * (XS::size / M::in_features) * M::out_features;
+      // (linear_stack_bytes without instantiating the output type)
       return within_inline_limit<bytes, MHA_DETAIL_MAX_INLINE_BYTES()> &&
-             bytes <= MHA_STACK_WORKSPACE_LIMIT;
+             bytes + stack_bound::gemm_panel<M::in_features> + stack_bound::register_tiles <=
+                 MHA_STACK_WORKSPACE_LIMIT;
     } else {
       return (output_ok<Out, linear_output_t<T, M::out_features, X>>() && ...);
     }
@@ -156,8 +162,11 @@ consteval bool can_forward() noexcept {
 /// fused_multi_head_attention): X is an mha::tensor or mha::tensor_view whose
 /// element type, rank (2 or 3), last extent (d_in) and token count (1..
 /// context_length) satisfy the rules forward's static_asserts check (the same
-/// predicate, detail::forward_input_ok), and whose output and stack workspace
-/// fit MHA_MAX_INLINE_BYTES and MHA_STACK_WORKSPACE_LIMIT. For an mha::dynamic
+/// predicate, detail::forward_input_ok), whose output and workspace fit
+/// MHA_MAX_INLINE_BYTES, and whose stack use fits MHA_STACK_WORKSPACE_LIMIT
+/// (`M::workspace<B, N>::stack_bytes` plus the returned output's bytes; for
+/// forward(x, out) without the output: the check forward's static_assert
+/// makes, see mha/config.hpp). For an mha::dynamic
 /// module: X converts to a dynamic::tensor_view<const T> (a dynamic::tensor or
 /// a view of T); shapes are checked at run time, so their errors are
 /// exceptions, not a false here. For a fixed-size mha::linear: X's

@@ -13,6 +13,7 @@
 #include <mha/detail/contracts.hpp>
 #include <mha/detail/kernels.hpp>
 #include <mha/detail/parameter_description.hpp>
+#include <mha/detail/stack_bound.hpp>
 #include <mha/tensor.hpp>
 #include <mha/tensor_view.hpp>
 
@@ -80,8 +81,17 @@ constexpr bool check_linear_output() noexcept {
   }
 }
 
+/// What linear<T, In, ...>::forward(x) puts on the stack besides its input:
+/// the output Y it returns, the packed weight panel of gemm::gemm_abt (depth
+/// In) and the register tiles (bounds of detail/stack_bound.hpp, the same on
+/// every target).
+template <class T, std::size_t In, class Y>
+inline constexpr std::size_t linear_stack_bytes =
+    sizeof(Y) + stack_bound::gemm_panel<In> + stack_bound::register_tiles;
+
 /// Shared compile-time checks and body of linear<...>::forward: y = x W^T (+ b)
-/// returned by value, so its size is bounded by MHA_STACK_WORKSPACE_LIMIT.
+/// returned by value, so its stack use (linear_stack_bytes) is bounded by
+/// MHA_STACK_WORKSPACE_LIMIT.
 template <class T, std::size_t In, std::size_t Out, class Bias, class X>
 constexpr auto linear_forward(const T* weight, Bias bias, const X& x) noexcept {
   using XS = fixed_shape<std::remove_cvref_t<X>>;
@@ -90,11 +100,12 @@ constexpr auto linear_forward(const T* weight, Bias bias, const X& x) noexcept {
   Y y;
   if constexpr (ok && within_inline_limit<sizeof(Y), MHA_DETAIL_MAX_INLINE_BYTES()>) {
     // (above MHA_MAX_INLINE_BYTES, Y's own static_assert has reported it)
-    static_assert(at_most<sizeof(Y), MHA_STACK_WORKSPACE_LIMIT>,
-                  "mha::linear::forward: the output exceeds MHA_STACK_WORKSPACE_LIMIT bytes, too "
-                  "large to return by value; use forward(x, out) or apply_rows(x, rows, y) into "
-                  "caller-owned storage");
-    if constexpr (sizeof(Y) <= MHA_STACK_WORKSPACE_LIMIT)
+    static_assert(at_most<linear_stack_bytes<T, In, Y>, MHA_STACK_WORKSPACE_LIMIT>,
+                  "mha::linear::forward: the stack use of forward(x) (the output it returns by "
+                  "value, one packed weight panel and the register tiles; the numbers: bytes, "
+                  "limit) exceeds MHA_STACK_WORKSPACE_LIMIT bytes; use forward(x, out) or "
+                  "apply_rows(x, rows, y) into caller-owned storage");
+    if constexpr (linear_stack_bytes<T, In, Y> <= MHA_STACK_WORKSPACE_LIMIT)
       linear_rows(x.data(), size_c<XS::size / In>{}, size_c<In>{}, weight, bias, size_c<Out>{},
                   y.data());
   }
@@ -125,7 +136,7 @@ using linear_bias_t =
 /// Compile-time errors ("mha::linear: ..."), one per mistake: T not float or
 /// double; InFeatures or OutFeatures zero; forward with an input of another
 /// element type or whose last extent is not InFeatures; a by-value forward
-/// output above MHA_STACK_WORKSPACE_LIMIT; a layer above MHA_MAX_INLINE_BYTES
+/// whose stack use exceeds MHA_STACK_WORKSPACE_LIMIT; a layer above MHA_MAX_INLINE_BYTES
 /// (when defined); assigning a layer of another type; a weight or bias tensor
 /// of another shape (see mha::tensor).
 template <class T, std::size_t InFeatures, std::size_t OutFeatures, bool Bias = true>
@@ -168,8 +179,10 @@ struct linear {
 
   /// y[..][o] = bias[o] (when Bias) + sum_i x[..][i] * weight[o][i], for x of
   /// any rank whose last extent is InFeatures; returns the same shape with
-  /// last extent OutFeatures (by value: at most MHA_STACK_WORKSPACE_LIMIT
-  /// bytes, else a compile-time error; use apply_rows for large outputs).
+  /// last extent OutFeatures, by value: its stack use (the output, one
+  /// packed weight panel and the register tiles, detail::linear_stack_bytes)
+  /// at most MHA_STACK_WORKSPACE_LIMIT bytes, else a compile-time error; use
+  /// forward(x, out) or apply_rows for large outputs.
   /// Rows of y: [rows][OutFeatures] with rows = x.size / In.
   /// x is an mha::tensor or an mha::tensor_view (e.g. of caller memory).
   template <detail::fixed_tensor_like X>

@@ -26,7 +26,9 @@ set(MHA_COMPILE_FAIL_CASES
   "cached_output_shape|mha::multi_head_attention::forward: output must be a tensor<T, B, N, output_width>"
   "forward_n_too_many_tokens|mha::multi_head_attention::forward: token count N must not exceed ContextLength"
   "forward_n_workspace_batch|mha::causal_attention::forward: workspace must be workspace<B, N>"
-  "forward_stack_limit|mha::causal_attention::forward: the workspace for this batch and token count exceeds MHA_STACK_WORKSPACE_LIMIT"
+  "forward_stack_limit|mha::causal_attention::forward: this call's stack use \\(workspace<B, N>::stack_bytes"
+  "forward_stack_frame|mha::causal_attention::forward: this call's stack use .* exceeds MHA_STACK_WORKSPACE_LIMIT bytes .*pass a caller-owned workspace: forward\\(x, out, ws\\)"
+  "forward_stack_m_profile|mha::multi_head_attention::forward: this call's stack use .* exceeds MHA_STACK_WORKSPACE_LIMIT"
   "wrapper_head_index|mha::multi_head_attention_wrapper::head: head index H must be less than NumHeads"
   "mha_head_weights_index|mha::multi_head_attention::head_weights: head index H must be less than NumHeads"
   "head_view_index|mha::head_view: head index H must be less than NumHeads"
@@ -57,7 +59,7 @@ set(MHA_COMPILE_FAIL_CASES
   "linear_nobias_element_type|mha::linear: T must be float or double"
   "linear_nobias_int|mha::linear: T must be float or double"
   "linear_nobias_zero_in|mha::linear: InFeatures must be greater than 0"
-  "linear_output_stack_limit|mha::linear::forward: the output exceeds MHA_STACK_WORKSPACE_LIMIT bytes"
+  "linear_output_stack_limit|mha::linear::forward: the stack use of forward\\(x\\) .* exceeds MHA_STACK_WORKSPACE_LIMIT bytes"
   "dynamic_linear_element_type|mha::dynamic::linear: T must be float or double"
   "dynamic_mha_element_type|mha::dynamic::multi_head_attention: T must be float or double"
   # the dynamic module's T error names the module (issue 12, section 4)
@@ -92,7 +94,7 @@ set(MHA_COMPILE_FAIL_CASES
   "fused_forward_n_too_many_tokens|mha::fused_multi_head_attention::forward: token count N must not exceed ContextLength"
   "fused_cached_cache_batch|mha::fused_multi_head_attention::forward: the KV cache must be kv_cache<B> for the input's batch B"
   "fused_cached_training|mha::fused_multi_head_attention::forward_training: the KV-cache forward is inference only"
-  "fused_forward_stack_limit|mha::fused_multi_head_attention::forward: the workspace for this batch and token count exceeds MHA_STACK_WORKSPACE_LIMIT"
+  "fused_forward_stack_limit|mha::fused_multi_head_attention::forward: this call's stack use .* exceeds MHA_STACK_WORKSPACE_LIMIT"
   "fuse_qkv_by_value_limit|mha::fuse_qkv: the fused model exceeds MHA_STACK_WORKSPACE_LIMIT bytes"
   # MHA_MAX_INLINE_BYTES (issue 11, 2.4)
   "inline_limit_model|mha::multi_head_attention: sizeof exceeds MHA_MAX_INLINE_BYTES"

@@ -13,6 +13,7 @@
 #include <mha/detail/contracts.hpp>
 #include <mha/detail/attention.hpp>
 #include <mha/detail/dropout.hpp>
+#include <mha/detail/stack_bound.hpp>
 #include <mha/detail/token_major.hpp>
 #include <mha/kv_cache.hpp>
 #include <mha/status.hpp>
@@ -145,6 +146,29 @@ struct attention_workspace_sizes {
   static constexpr std::size_t cached_scores_offset = 2 * Batch * Tokens * Width;
   /// Where the general path's score rows start.
   static constexpr std::size_t general_scores_offset = 4 * Tokens * Width;
+  /// Bytes of `storage` (sizeof of the workspace).
+  static constexpr std::size_t storage_bytes = sizeof(T) * storage_elements;
+  /// A bound, the same on every target, of the stack that a forward call for
+  /// Batch x Tokens puts on the stack besides its workspace, its input and its
+  /// output (detail/stack_bound.hpp): the general path's packed weight panel
+  /// (depth max(DIn, Width), at most 32 KiB), the token-major path's score
+  /// vectors (float: min(Tokens, token_major::max_tokens) tokens, at most 16
+  /// KiB; both counted, as both paths may be inlined into one frame) and an
+  /// allowance for the kernels' register tiles (4 KiB). The arrays are
+  /// bounded by construction (each kernel static_asserts its own); the rest of
+  /// a frame (spills, saved registers, the locals of an unoptimised build) is
+  /// the compiler's and is not (measure it with -fstack-usage).
+  static constexpr std::size_t frame_bytes =
+      stack_bound::gemm_panel<(DIn > Width ? DIn : Width)> +
+      (std::is_same_v<T, float>
+           ? stack_bound::score_vectors<
+                 T, (Tokens < token_major::max_tokens ? Tokens : token_major::max_tokens)>
+           : 0) +
+      stack_bound::register_tiles;
+  /// What forward(x, out) and forward_training(x, out, seed) put on the stack:
+  /// the workspace and the frame bound. forward(x) and forward_training(x,
+  /// seed) add the output they return. MHA_STACK_WORKSPACE_LIMIT bounds these.
+  static constexpr std::size_t stack_bytes = storage_bytes + frame_bytes;
 };
 template <class T, std::size_t Batch, std::size_t Tokens, std::size_t DIn, std::size_t Width,
           std::size_t ContextLength>

@@ -44,6 +44,7 @@
 #include <mha/detail/kernels.hpp>
 #include <mha/detail/muladd.hpp>
 #include <mha/detail/simd.hpp>
+#include <mha/detail/stack_bound.hpp>
 
 #include <mha/detail/macros.hpp>
 
@@ -401,6 +402,7 @@ inline void forward(const Spec& spec, Batch batch, Tokens tokens, Padded np, con
   T* const kt = qt + Width * cols;
   T* const vt = kt + Width * cols;
   vec<T, W> s[round_up<MaxTokens, W>];
+  static_assert(sizeof(s) <= stack_bound::score_vectors<T, MaxTokens>);  // detail/stack_bound.hpp
   // x^T, padding tokens 0
   for (std::size_t b = 0; b < batch; ++b) {
     transpose<T, W>(x + b * x_batch, DIn, xt + b * np, cols, tokens, size_c<DIn>{});
