@@ -217,6 +217,12 @@ TEST_CASE("compile-time forward passes give the book's tables", "[book][constexp
   require_pytorch(ct_wrapper, mha_book::wrapper_expected);
   require_pytorch(ct_ex32, mha_book::exercise_3_2_expected);
   require_pytorch(ct_mha, mha_book::mha_expected);
+  // The same bits as the run-time forward on this target: the multiply-adds
+  // are fused (or not) alike in constant evaluation (detail/muladd.hpp).
+  REQUIRE(mha_test::same_bits(ct_causal, make_causal().forward(mha_book::batch)));
+  REQUIRE(mha_test::same_bits(ct_wrapper, make_wrapper().forward(mha_book::batch)));
+  REQUIRE(mha_test::same_bits(ct_ex32, make_ex32().forward(mha_book::batch)));
+  REQUIRE(mha_test::same_bits(ct_mha, make_mha().forward(mha_book::batch)));
 }
 
 TEST_CASE("linear: forward(x, out) and views of caller memory give forward(x)'s bits",

@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <exception>
+#include <limits>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -22,6 +23,11 @@ using Catch::Matchers::Equals;
 using mha::dynamic::tensor;
 
 namespace {
+
+// Extents whose product overflows std::size_t, for 64- and 32-bit targets:
+// 2^40 each with a 64-bit std::size_t, 2^24 with a 32-bit one.
+constexpr int size_digits = std::numeric_limits<std::size_t>::digits;
+constexpr std::size_t size_half_overflow = std::size_t(1) << (size_digits / 2 + 8);
 
 /// Runs each module's forward(x) (and forward(x, out, ws)) on the same bad
 /// input and requires std::invalid_argument containing every fragment.
@@ -90,11 +96,11 @@ TEST_CASE("dynamic::tensor::reshape keeps the storage, and a failed reshape chan
   REQUIRE(x.data() == storage);
   REQUIRE(x(0, 3, 7) == 0.0f);
   REQUIRE_THROWS_AS(x.reshape({}), std::invalid_argument);
-  REQUIRE_THROWS_AS(x.reshape({std::size_t(1) << 40, std::size_t(1) << 40}), std::invalid_argument);
+  REQUIRE_THROWS_AS(x.reshape({size_half_overflow, size_half_overflow}), std::invalid_argument);
   // An element count that fits std::size_t but not a std::vector: the vector
   // throws, and the tensor must keep its old shape (a shape claiming more
   // elements than the storage would let the checked accessor read past it).
-  REQUIRE_THROWS(x.reshape({1, std::size_t(1) << 59, 8}));
+  REQUIRE_THROWS(x.reshape({1, std::size_t(1) << (size_digits - 5), 8}));
   REQUIRE(x.shape() == std::vector<std::size_t>{1, 4, 8});
   REQUIRE(x.size() == 32);
   REQUIRE_THROWS_AS(x(0, 1000, 0), std::out_of_range);
@@ -322,7 +328,7 @@ TEST_CASE("dynamic views of caller memory: the checks and messages of tensors", 
                         "mha::dynamic::tensor_view: rank 0 must be in 1..8");
     REQUIRE_THROWS_WITH(view(out.data(), {1, 1, 1, 1, 1, 1, 1, 1, 1}),
                         "mha::dynamic::tensor_view: rank 9 must be in 1..8");
-    REQUIRE_THROWS_WITH(view(out.data(), {std::size_t(1) << 40, std::size_t(1) << 40}),
+    REQUIRE_THROWS_WITH(view(out.data(), {size_half_overflow, size_half_overflow}),
                         "mha::dynamic::tensor_view: element count overflows std::size_t");
     const view v(out.data() + 1, {2, 3});
     REQUIRE(v.rank() == 2);

@@ -5,7 +5,11 @@
 //    rounding to float, for float (double's 53 bits make that double rounding
 //    innocuous for sqrt);
 //  - constexpr_exp must be within 2 ulp of std::exp for double, and within
-//    1 ulp after rounding to float.
+//    1 ulp after rounding to float;
+//  - constexpr_fma (the fused multiply-add of detail::muladd in constant
+//    evaluation, detail/muladd.hpp) must equal std::fma bit for bit, and
+//    detail::muladd must give the same bits in constant evaluation as at run
+//    time (the contraction rule: fused exactly where the target has FMA).
 #include <catch2/catch.hpp>
 
 #include <array>
@@ -18,6 +22,7 @@
 #include <vector>
 
 #include <mha/detail/math.hpp>
+#include <mha/detail/muladd.hpp>
 
 namespace {
 
@@ -169,5 +174,128 @@ TEST_CASE("mha::detail::exp at compile time is within 2 ulp (double), 1 ulp (flo
     INFO("x = " << ct_exp_inputs[i]);
     REQUIRE(ulp_distance(ct_exp_double[i], std::exp(ct_exp_inputs[i])) <= 2);
     REQUIRE(ulp_distance(ct_exp_float[i], std::exp(static_cast<float>(ct_exp_inputs[i]))) <= 1);
+  }
+}
+
+namespace {
+
+/// Bits of a float or double (NaNs compared as "both NaN").
+template <class T>
+bool same_bits(T a, T b) {
+  using U = std::conditional_t<sizeof(T) == 8, std::uint64_t, std::uint32_t>;
+  if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b);
+  return std::bit_cast<U>(a) == std::bit_cast<U>(b);
+}
+
+/// Random finite T of every kind: any bit pattern (subnormals included),
+/// small integers times powers of two (exact and cancelling sums), or
+/// significands of any exponent (overflow and underflow of the result).
+template <class T>
+T random_value(std::mt19937_64& g) {
+  using U = std::conditional_t<sizeof(T) == 8, std::uint64_t, std::uint32_t>;
+  constexpr int max_exp = std::numeric_limits<T>::max_exponent;
+  constexpr U one = std::bit_cast<U>(T(1));
+  constexpr U sign_frac = (U{1} << (sizeof(T) * 8 - 1)) | (one - 1);  // one - 1: the fraction bits
+  for (;;) {
+    T x{};
+    switch (g() % 3) {
+      case 0: x = std::bit_cast<T>(static_cast<U>(g())); break;
+      case 1:
+        x = std::ldexp(static_cast<T>(static_cast<int>(g() % 2001) - 1000),
+                       static_cast<int>(g() % 40) - 20);
+        break;
+      default:
+        x = std::ldexp(std::bit_cast<T>(static_cast<U>((static_cast<U>(g()) & sign_frac) | one)),
+                       static_cast<int>(g() % (4 * max_exp + 100)) - 2 * max_exp - 50);
+        break;
+    }
+    if (std::isfinite(x)) return x;
+  }
+}
+
+template <class T>
+void check_fma_random(std::size_t count) {
+  std::mt19937_64 g(sizeof(T));
+  std::size_t mismatches = 0;
+  for (std::size_t i = 0; i < count; ++i) {
+    const T a = random_value<T>(g), b = random_value<T>(g);
+    T c = random_value<T>(g);
+    // a third of the sums cancel (nearly) exactly
+    if (g() % 3 == 0)
+      c = -(a * b) * (T(1) + std::ldexp(static_cast<T>(static_cast<int>(g() % 16) - 8),
+                                        -std::numeric_limits<T>::digits + 3));
+    if (!std::isfinite(c)) continue;
+    const T want = std::fma(a, b, c);
+    const T got = mha::detail::constexpr_fma(a, b, c);
+    if (!same_bits(want, got)) {
+      if (++mismatches <= 5) UNSCOPED_INFO(std::hexfloat << a << " * " << b << " + " << c << ": " << want << " vs " << got);
+    }
+  }
+  CHECK(mismatches == 0);
+}
+
+template <class T>
+void check_fma_edges() {
+  using L = std::numeric_limits<T>;
+  const T values[] = {T(0), -T(0), T(1), -T(1), T(0.5), T(3), L::min(), -L::min(), L::denorm_min(),
+                      -L::denorm_min(), L::max(), -L::max(), L::epsilon(), T(1) + L::epsilon(),
+                      T(1) - L::epsilon() / 2, std::nextafter(L::min(), T(0)), L::infinity(),
+                      -L::infinity(), T(1) / T(3), T(-7.5)};
+  std::size_t mismatches = 0;
+  for (const T a : values)
+    for (const T b : values)
+      for (const T c : values) {
+        const T want = std::fma(a, b, c);
+        const T got = mha::detail::constexpr_fma(a, b, c);
+        if (!same_bits(want, got)) {
+          if (++mismatches <= 5) UNSCOPED_INFO(std::hexfloat << a << " * " << b << " + " << c << ": " << want << " vs " << got);
+        }
+      }
+  CHECK(mismatches == 0);
+}
+
+// detail::muladd in constant evaluation (constexpr_fma or a multiply and an
+// add, as the target decides) against the same call at run time.
+constexpr std::array<double, 6> ma_a{0.1, -1.0 / 3, 1e-300, 7.25, 1.0 + 0x1p-52, 3.0};
+constexpr std::array<double, 6> ma_b{0.7, 3.0, 1e-20, -0.1, 1.0 - 0x1p-53, 1.0 / 3};
+constexpr std::array<double, 6> ma_c{0.3, 1.0, 1e-310, 0.725, -1.0, -1.0};
+constexpr auto ct_muladd_double = [] {
+  std::array<double, ma_a.size()> r{};
+  for (std::size_t i = 0; i < r.size(); ++i) r[i] = mha::detail::muladd(ma_c[i], ma_a[i], ma_b[i]);
+  return r;
+}();
+constexpr auto ct_muladd_float = [] {
+  std::array<float, ma_a.size()> r{};
+  for (std::size_t i = 0; i < r.size(); ++i)
+    r[i] = mha::detail::muladd(static_cast<float>(ma_c[i]), static_cast<float>(ma_a[i]),
+                               static_cast<float>(ma_b[i]));
+  return r;
+}();
+static_assert(mha::detail::constexpr_fma(0.1, 10.0, -1.0) == 0x1p-54);  // 0.1 * 10 - 1, one rounding
+static_assert(mha::detail::constexpr_fma(0.1f, 10.0f, -1.0f) == 0x1p-26f);
+
+}  // namespace
+
+TEST_CASE("constexpr_fma equals std::fma bit for bit", "[math]") {
+  check_fma_edges<float>();
+  check_fma_edges<double>();
+  check_fma_random<float>(200000);
+  check_fma_random<double>(200000);
+}
+
+TEST_CASE("detail::muladd gives the same bits in constant evaluation and at run time", "[math]") {
+  volatile std::size_t n = ma_a.size();  // keeps the run-time calls at run time
+  for (std::size_t i = 0; i < n; ++i) {
+    INFO("i = " << i << ", target FMA for double: " << mha::detail::has_fma<double>);
+    CHECK(same_bits(ct_muladd_double[i], mha::detail::muladd(ma_c[i], ma_a[i], ma_b[i])));
+    CHECK(same_bits(ct_muladd_float[i],
+                    mha::detail::muladd(static_cast<float>(ma_c[i]), static_cast<float>(ma_a[i]),
+                                        static_cast<float>(ma_b[i]))));
+    const double fused = std::fma(ma_a[i], ma_b[i], ma_c[i]);
+    const double unfused = [](double a, double b, double c) {
+      volatile double p = a * b;  // rounded, whatever -ffp-contract says
+      return p + c;
+    }(ma_a[i], ma_b[i], ma_c[i]);
+    CHECK(same_bits(ct_muladd_double[i], mha::detail::has_fma<double> ? fused : unfused));
   }
 }

@@ -11,8 +11,8 @@
 // never the order of one element's sum. All multiply-adds are explicit vector
 // operations (edges use partly loaded vectors), so the compiler cannot
 // vectorise a scalar sum differently in the fixed-size and the runtime-sized
-// instantiations: the two stay bit-identical whether or not the target
-// contracts `acc + a * b` into a fused multiply-add. These functions take
+// instantiations, and each is a detail::muladd, fused exactly where the
+// target has FMA: the two stay bit-identical. These functions take
 // std::size_t sizes and are never used in constant evaluation.
 //
 // The micro-kernel keeps an MR x (NR vectors) tile of C in registers and, for

@@ -119,8 +119,8 @@ constexpr const T* bias_offset(const T* bias, std::size_t k) noexcept {
 /// [out] (see present_bias) or none, y: [rows][out] (row stride ldy). The dot
 /// product runs over i in increasing order, then the bias is added. At run
 /// time the products are register-tiled (gemm::gemm_abt: the same order of
-/// every sum, so the same bits as the loop below wherever multiply-adds are
-/// contracted alike, see muladd). Stack use at run time: one packed panel
+/// every sum and the same detail::muladd, so the same bits as the loop
+/// below). Stack use at run time: one packed panel
 /// (gemm::kc x gemm::nc<T> elements). Small constant shapes (small_sizes) use
 /// the simple loop at run time too.
 template <class T, class Rows, class In, class Out, class Bias>

@@ -88,9 +88,50 @@
 #elif defined(__aarch64__)
 #define MHA_DETAIL_ISA isa_neon
 #define MHA_DETAIL_ISA_NAME "isa_neon"
+#elif defined(__arm__) && defined(__ARM_NEON) && defined(__ARM_FEATURE_FMA)
+#define MHA_DETAIL_ISA isa_arm_neon_fma
+#define MHA_DETAIL_ISA_NAME "isa_arm_neon_fma"
+#elif defined(__arm__) && defined(__ARM_NEON)
+#define MHA_DETAIL_ISA isa_arm_neon
+#define MHA_DETAIL_ISA_NAME "isa_arm_neon"
+#elif defined(__arm__) && defined(__ARM_FEATURE_FMA)
+#define MHA_DETAIL_ISA isa_arm_fma
+#define MHA_DETAIL_ISA_NAME "isa_arm_fma"
+#elif defined(__FP_FAST_FMAF)
+#define MHA_DETAIL_ISA isa_generic_fma
+#define MHA_DETAIL_ISA_NAME "isa_generic_fma"
 #else
 #define MHA_DETAIL_ISA isa_generic
 #define MHA_DETAIL_ISA_NAME "isa_generic"
+#endif
+
+// Whether the target has a fused multiply-add instruction for float
+// (MHA_DETAIL_FMA_FLOAT) and for double (MHA_DETAIL_FMA_DOUBLE): then
+// detail::muladd fuses every multiply-add, else none (detail/muladd.hpp,
+// docs/design.md "Multiply-adds"). x86: FMA3, FMA4 or AVX-512F (whose
+// EVEX-encoded FMA GCC uses with -mavx512f alone); ARM: __ARM_FEATURE_FMA
+// (AArch64; ARMv7 with VFPv4; Cortex-M4F/M7/M55), double only with a
+// double-precision FPU; elsewhere GCC's own verdict, __FP_FAST_FMAF /
+// __FP_FAST_FMA (Clang defines neither: unfused).
+#if defined(__x86_64__) || defined(__i386__)
+#if defined(__FMA__) || defined(__FMA4__) || defined(__AVX512F__)
+#define MHA_DETAIL_FMA_FLOAT 1
+#define MHA_DETAIL_FMA_DOUBLE 1
+#endif
+#elif defined(__aarch64__) || defined(__arm__)
+#if defined(__ARM_FEATURE_FMA)
+#define MHA_DETAIL_FMA_FLOAT 1
+#if defined(__aarch64__) || (defined(__ARM_FP) && (__ARM_FP & 8))
+#define MHA_DETAIL_FMA_DOUBLE 1
+#endif
+#endif
+#else
+#if defined(__FP_FAST_FMAF)
+#define MHA_DETAIL_FMA_FLOAT 1
+#endif
+#if defined(__FP_FAST_FMA)
+#define MHA_DETAIL_FMA_DOUBLE 1
+#endif
 #endif
 #if defined(__GNUC__)
 #define MHA_DETAIL_ISA_TAG __attribute__((__abi_tag__(MHA_DETAIL_ISA_NAME)))

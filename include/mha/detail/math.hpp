@@ -10,6 +10,8 @@
 #include <limits>
 #include <type_traits>
 
+#include <mha/detail/muladd.hpp>
+
 #include <mha/detail/macros.hpp>
 
 namespace mha::detail {
@@ -17,9 +19,11 @@ MHA_DETAIL_ISA_NAMESPACE {
 
 /// e^x in double precision, evaluable in a constant expression.
 /// Range reduction x = k*ln2 + r, |r| <= ln2/2, then the degree-20 Taylor
-/// polynomial of e^r - 1 in Horner form (innermost term first: at most 1 ulp
+/// polynomial of e^r in Horner form (innermost term first: at most 1 ulp
 /// from glibc's std::exp over 10^6 samples; test/test_math.cpp requires 2 ulp),
-/// then scaling by 2^k with exact power-of-two products.
+/// then scaling by 2^k with exact power-of-two products. Every multiply-add
+/// is a detail::muladd (fused exactly where the target has FMA, in constant
+/// evaluation too), so the result does not depend on -ffp-contract.
 constexpr double constexpr_exp(double x) noexcept {
   if (x != x) return x;                                       // NaN
   if (x > 709.782712893384) return std::numeric_limits<double>::infinity();
@@ -29,11 +33,12 @@ constexpr double constexpr_exp(double x) noexcept {
   constexpr double inv_ln2 = 1.44269504088896338700e+00;
   const double kd = x * inv_ln2;
   const auto k = static_cast<std::int64_t>(kd < 0 ? kd - 0.5 : kd + 0.5);
-  const double r = (x - static_cast<double>(k) * ln2_hi) - static_cast<double>(k) * ln2_lo;
-  // poly = r + r^2/2! + ... + r^20/20! = r/1 (1 + r/2 (1 + ... (1 + r/20)))
-  double poly = 0.0;
-  for (int n = 20; n >= 1; --n) poly = r / n * (1.0 + poly);
-  double sum = 1.0 + poly;
+  const double kk = static_cast<double>(k);
+  // x - k*ln2_hi is exact (ln2_hi's low bits are 0)
+  const double r = muladd(muladd(x, -kk, ln2_hi), -kk, ln2_lo);
+  // sum = 1 + r/1 (1 + r/2 (1 + ... (1 + r/20))), innermost first
+  double sum = 1.0;
+  for (int n = 20; n >= 1; --n) sum = muladd(1.0, r / n, sum);
   // multiply by 2^k in steps that stay normal until the last one
   std::int64_t e = k;
   while (e > 0) {
@@ -53,15 +58,24 @@ constexpr double constexpr_exp(double x) noexcept {
   return sum;
 }
 
-/// x*x - a for doubles, computed without the rounding of x*x (Veltkamp
-/// splitting and Dekker's exact product), so neighbours can be compared exactly.
+/// x*x - a for doubles, computed without the rounding of x*x, so neighbours
+/// can be compared exactly: x*x = p + err exactly, err from a fused
+/// multiply-add where the target has one (detail::fma, in constant evaluation
+/// too), else from Veltkamp splitting and Dekker's exact product (steps that
+/// a target without FMA cannot contract). Both are exact: the same result on
+/// every target.
 constexpr double square_minus(double x, double a) noexcept {
-  constexpr double splitter = 134217729.0;  // 2^27 + 1
-  const double t = splitter * x;
-  const double hi = t - (t - x);
-  const double lo = x - hi;
   const double p = x * x;
-  const double err = ((hi * hi - p) + 2.0 * hi * lo) + lo * lo;  // x*x == p + err exactly
+  double err = 0.0;
+  if constexpr (has_fma<double>) {
+    err = detail::fma(x, x, -p);
+  } else {
+    constexpr double splitter = 134217729.0;  // 2^27 + 1
+    const double t = splitter * x;
+    const double hi = t - (t - x);
+    const double lo = x - hi;
+    err = ((hi * hi - p) + 2.0 * hi * lo) + lo * lo;  // x*x == p + err exactly
+  }
   return (p - a) + err;
 }
 

@@ -1,56 +1,342 @@
-// mha/detail/muladd.hpp -- the one multiply-add of every sum in the kernels.
+// mha/detail/muladd.hpp -- the one multiply-add of every sum in the kernels,
+// the constexpr math and simd::exp, with its contraction made explicit.
 #pragma once
 
 #include <mha/detail/cxx20_check.hpp>
 
+#include <bit>
+#include <cstddef>
+#include <cstdint>
 #include <type_traits>
+#include <utility>
 
 #include <mha/detail/macros.hpp>
+
+#if defined(MHA_DETAIL_FMA_FLOAT) && (defined(__x86_64__) || defined(__i386__)) && \
+    (defined(__FMA__) || defined(__AVX512F__))
+#include <immintrin.h>
+#define MHA_DETAIL_FMA_X86 1
+#elif defined(MHA_DETAIL_FMA_FLOAT) && defined(__ARM_NEON)
+#include <arm_neon.h>
+#define MHA_DETAIL_FMA_NEON 1
+#endif
 
 namespace mha::detail {
 MHA_DETAIL_ISA_NAMESPACE {
 
-/// acc + a * b, for scalars and GCC/Clang vectors alike; every dot product
-/// and matrix product of the kernels accumulates through it.
-///
-/// Why a function: whether the compiler fuses the product into the addition
-/// (one rounding, a fused multiply-add) must not depend on where the sum is
-/// computed, or the fixed-size and the run-time-sized paths would differ in
-/// the last bit. Clang contracts within one expression (its default
-/// -ffp-contract=on), the same everywhere. GCC's default -ffp-contract=fast
-/// contracts too, but its tuning for some cores (e.g. AMD Zen:
-/// avoid-fma-max-bits) leaves a multiply-add unfused when its sum is carried
-/// around a loop in a vector of at most 256 bits (or a scalar), so the same
-/// sum became an FMA where its loop was unrolled and a multiply plus an add
-/// where it was not. Here GCC sees the loop-carried value only through an
-/// opaque step (__builtin_assoc_barrier for scalars; an empty asm that keeps
-/// the vector in its register for vectors, since GCC splits the builtin into
-/// lanes), so it fuses every such multiply-add whenever the target has FMA
-/// (and none without, or with -ffp-contract=off). Neither emits an
-/// instruction (both are skipped in constant evaluation), but the asm limits
-/// GCC's scheduling a little: the token-major path measured up to ~10% slower
-/// on `small` and `mid` than with the plain expression, which was not
-/// bit-safe.
-template <class Acc, class A, class B>
-__attribute__((always_inline)) constexpr Acc muladd(Acc acc, A a, B b) noexcept {
-#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12
-  if constexpr (std::is_floating_point_v<Acc>) {
-    return __builtin_assoc_barrier(acc + a * b);
-  } else {
-    Acc r = acc + a * b;
-#if defined(__x86_64__) || defined(__i386__)
-    if (!std::is_constant_evaluated()) asm("" : "+v"(r));
-#elif defined(__aarch64__)
-    if (!std::is_constant_evaluated()) asm("" : "+w"(r));
+/// True when this translation unit's target has a fused multiply-add
+/// instruction for T (float or double): then every multiply-add of the library
+/// is fused (one rounding), else every one is a multiply then an add (two
+/// roundings). Decided by the target alone (detail/macros.hpp,
+/// MHA_DETAIL_FMA_FLOAT / _DOUBLE), never by -ffp-contract.
+template <class T>
+inline constexpr bool has_fma =
+#if defined(MHA_DETAIL_FMA_DOUBLE)
+    std::is_same_v<T, double> ||
 #endif
+#if defined(MHA_DETAIL_FMA_FLOAT)
+    std::is_same_v<T, float> ||
+#endif
+    false;
+
+/// a * b + c for floats with one rounding (round to nearest even), evaluable
+/// in a constant expression: the product of two floats is exact in double;
+/// the sum p + c is taken in double rounded to odd (the double nearest, with
+/// the last bit forced to 1 when the sum was inexact), which then rounds to
+/// the correctly rounded float (Boldo and Melquiond, "Emulation of FMA and
+/// correctly rounded sums: proved algorithms using rounding to odd", IEEE
+/// Trans. Computers 57(4), 2008). Equals std::fma(a, b, c) on every finite
+/// input (test/test_math.cpp); infinities and NaN propagate as in a * b + c.
+constexpr float constexpr_fma(float a, float b, float c) noexcept {
+  const double p = static_cast<double>(a) * static_cast<double>(b);  // exact
+  const double dc = static_cast<double>(c);
+  const double s = p + dc;
+  constexpr double max = 1.79769313486231570815e+308;
+  if (!(s >= -max && s <= max) || !(p >= -max && p <= max)) return static_cast<float>(s);
+  // Knuth's TwoSum: s + err == p + dc exactly
+  const double bp = s - dc;
+  const double err = (p - bp) + (dc - (s - bp));
+  auto bits = std::bit_cast<std::uint64_t>(s);
+  if (err != 0.0 && (bits & 1u) == 0) {
+    // the neighbour of s towards the exact sum: its last bit is 1
+    if ((err > 0.0) == (s > 0.0))
+      ++bits;
+    else
+      --bits;
+  }
+  return static_cast<float>(std::bit_cast<double>(bits));
+}
+
+namespace fma_detail {
+/// A finite double as sign, significand and exponent: |x| = m * 2^e.
+struct unpacked {
+  bool negative;
+  std::uint64_t m;
+  int e;
+};
+constexpr unpacked unpack(double x) noexcept {
+  const auto bits = std::bit_cast<std::uint64_t>(x);
+  const int biased = static_cast<int>((bits >> 52) & 0x7FF);
+  const std::uint64_t frac = bits & ((std::uint64_t{1} << 52) - 1);
+  if (biased == 0) return {(bits >> 63) != 0, frac, -1074};  // zero or subnormal
+  return {(bits >> 63) != 0, frac | (std::uint64_t{1} << 52), biased - 1075};
+}
+/// A 128-bit unsigned integer as two halves (no __int128 on 32-bit targets).
+struct u128 {
+  std::uint64_t hi, lo;
+};
+constexpr u128 mul_64x64(std::uint64_t a, std::uint64_t b) noexcept {
+  const std::uint64_t a0 = a & 0xFFFFFFFFu, a1 = a >> 32, b0 = b & 0xFFFFFFFFu, b1 = b >> 32;
+  const std::uint64_t p00 = a0 * b0, p01 = a0 * b1, p10 = a1 * b0, p11 = a1 * b1;
+  const std::uint64_t mid = (p00 >> 32) + (p01 & 0xFFFFFFFFu) + (p10 & 0xFFFFFFFFu);
+  return {p11 + (p01 >> 32) + (p10 >> 32) + (mid >> 32), (mid << 32) | (p00 & 0xFFFFFFFFu)};
+}
+constexpr bool less(u128 a, u128 b) noexcept { return a.hi < b.hi || (a.hi == b.hi && a.lo < b.lo); }
+constexpr u128 add(u128 a, u128 b) noexcept {
+  const std::uint64_t lo = a.lo + b.lo;
+  return {a.hi + b.hi + (lo < a.lo ? 1u : 0u), lo};
+}
+constexpr u128 sub(u128 a, u128 b) noexcept {  // a >= b
+  return {a.hi - b.hi - (a.lo < b.lo ? 1u : 0u), a.lo - b.lo};
+}
+constexpr int bit_width(u128 a) noexcept {
+  return a.hi != 0 ? 64 + static_cast<int>(std::bit_width(a.hi))
+                   : static_cast<int>(std::bit_width(a.lo));
+}
+/// a >> n for n >= 0.
+constexpr u128 shift_right(u128 a, int n) noexcept {
+  if (n <= 0) return a;
+  if (n >= 128) return {0, 0};
+  if (n >= 64) return {0, a.hi >> (n - 64)};
+  return {a.hi >> n, (a.lo >> n) | (a.hi << (64 - n))};
+}
+/// a << n for 0 <= n < 128 (the caller loses no bit).
+constexpr u128 shift_left(u128 a, int n) noexcept {
+  if (n <= 0) return a;
+  if (n >= 64) return {a.lo << (n - 64), 0};
+  return {(a.hi << n) | (a.lo >> (64 - n)), a.lo << n};
+}
+/// True when a mod 2^n != 0 (n >= 0).
+constexpr bool low_bits(u128 a, int n) noexcept {
+  if (n <= 0) return false;
+  if (n >= 128) return (a.hi | a.lo) != 0;
+  if (n > 64) return a.lo != 0 || (a.hi << (128 - n)) != 0;
+  if (n == 64) return a.lo != 0;
+  return (a.lo << (64 - n)) != 0;
+}
+/// a >> n with the bits shifted out ORed into the lowest bit (sticky).
+constexpr u128 shift_right_sticky(u128 a, int n) noexcept {
+  u128 r = shift_right(a, n);
+  if (low_bits(a, n)) r.lo |= 1u;
+  return r;
+}
+/// m * 2^e (m < 2^54, exactly representable or overflowing) as a double.
+constexpr double compose(bool negative, std::uint64_t m, int e) noexcept {
+  const std::uint64_t sign = negative ? std::uint64_t{1} << 63 : 0;
+  if (m == 0) return std::bit_cast<double>(sign);
+  if (m >> 53 != 0) {  // 2^53 after a rounding carry
+    m >>= 1;
+    ++e;
+  }
+  const int lead = static_cast<int>(std::bit_width(m)) - 1;
+  const int top = e + lead;
+  std::uint64_t bits = 0;
+  if (top > 1023)
+    bits = std::uint64_t{0x7FF} << 52;  // infinity
+  else if (top < -1022)
+    bits = m << (e + 1074);  // subnormal: m * 2^e = bits * 2^-1074
+  else
+    bits = (static_cast<std::uint64_t>(top + 1023) << 52) |
+           ((m << (52 - lead)) & ((std::uint64_t{1} << 52) - 1));
+  return std::bit_cast<double>(sign | bits);
+}
+}  // namespace fma_detail
+
+/// a * b + c for doubles with one rounding (round to nearest even), evaluable
+/// in a constant expression: the exact product (106 bits) and c, both
+/// normalised to 126-bit integers, the one of smaller exponent shifted right
+/// with a sticky bit, added or subtracted in 128 bits, then rounded once to 53
+/// bits (fewer for a subnormal result). Equals std::fma(a, b, c) on every
+/// finite input (test/test_math.cpp); infinities and NaN propagate as in
+/// a * b + c.
+constexpr double constexpr_fma(double a, double b, double c) noexcept {
+  using namespace fma_detail;
+  constexpr double max = 1.79769313486231570815e+308;
+  const auto finite = [](double x) { return x >= -max && x <= max; };
+  if (!finite(a) || !finite(b)) return a * b + c;
+  if (!finite(c)) return c;  // the exact product is finite
+  const unpacked ua = unpack(a), ub = unpack(b), uc = unpack(c);
+  const bool pneg = ua.negative != ub.negative;
+  if (ua.m == 0 || ub.m == 0) {
+    // an exact zero product: the sum is c, or a zero whose sign follows
+    // round to nearest (+0 unless both zeros are negative)
+    if (uc.m == 0) return pneg && uc.negative ? -0.0 : 0.0;
+    return c;
+  }
+  if (uc.m == 0) return a * b;  // the rounded product (never an exact zero)
+  constexpr int width = 126;
+  u128 p = mul_64x64(ua.m, ub.m);
+  const int sp = width - bit_width(p);
+  p = shift_left(p, sp);
+  const int ep = ua.e + ub.e - sp;
+  u128 q{0, uc.m};
+  const int sq = width - bit_width(q);
+  q = shift_left(q, sq);
+  const int eq = uc.e - sq;
+  // big: the term of larger exponent (of larger magnitude when equal)
+  const bool p_big = ep > eq || (ep == eq && !less(p, q));
+  const u128 big = p_big ? p : q;
+  const bool big_neg = p_big ? pneg : uc.negative;
+  const bool small_neg = p_big ? uc.negative : pneg;
+  const int e = p_big ? ep : eq;
+  const u128 small = shift_right_sticky(p_big ? q : p, p_big ? ep - eq : eq - ep);
+  u128 sum{};
+  if (big_neg == small_neg) {
+    sum = add(big, small);
+  } else {
+    if (!less(small, big)) return 0.0;  // exact cancellation: +0
+    sum = sub(big, small);
+  }
+  // sum * 2^e, rounded to the bits a double keeps at its magnitude
+  const int w = bit_width(sum);
+  const int top = e + w - 1;                       // exponent of the leading bit
+  const int keep = top >= -1022 ? 53 : top + 1075;  // subnormal: down to 2^-1074
+  const int drop = w - keep;
+  if (drop <= 0) return compose(big_neg, sum.lo, e);  // exact
+  std::uint64_t m = shift_right(sum, drop).lo;
+  const bool half = drop - 1 < 128 && (shift_right(sum, drop - 1).lo & 1u) != 0;
+  const bool rest = low_bits(sum, drop - 1);
+  if (half && (rest || (m & 1u) != 0)) ++m;
+  return compose(big_neg, m, e + drop);
+}
+
+/// a * b + c with one rounding, for float or double: the fused multiply-add
+/// instruction at run time, constexpr_fma in constant evaluation (the same
+/// bits).
+template <class T>
+__attribute__((always_inline)) constexpr T fma(T a, T b, T c) noexcept {
+  if (std::is_constant_evaluated()) return constexpr_fma(a, b, c);
+  if constexpr (std::is_same_v<T, float>)
+    return __builtin_fmaf(a, b, c);
+  else
+    return __builtin_fma(a, b, c);
+}
+
+/// a * b + c with two roundings (a multiply, then an add), never fused:
+/// only used where the target has no fused multiply-add for T (has_fma), so
+/// the compiler has no instruction to contract the two into; Clang is also
+/// told not to.
+template <class V>
+__attribute__((always_inline)) constexpr V mul_add_unfused(V a, V b, V c) noexcept {
+#if defined(__clang__)
+#pragma clang fp contract(off)
+#endif
+  const V p = a * b;
+  return p + c;
+}
+
+namespace simd_fma {
+template <class V>
+using elem = std::remove_cvref_t<decltype(std::declval<V>()[0])>;
+template <class V, std::size_t... I>
+__attribute__((always_inline)) inline V splat(elem<V> s, std::index_sequence<I...>) noexcept {
+  return V{((void)I, s)...};
+}
+/// a * b + c lane-wise with one rounding, for GCC/Clang vectors: the target's
+/// vector FMA instruction where there is one for this width, else lane by lane.
+template <class V>
+__attribute__((always_inline)) inline V fma(V a, V b, V c) noexcept {
+  using E = elem<V>;
+#if defined(MHA_DETAIL_FMA_X86)
+#if defined(__FMA__)
+  if constexpr (std::is_same_v<E, float> && sizeof(V) == 16)
+    return std::bit_cast<V>(_mm_fmadd_ps(std::bit_cast<__m128>(a), std::bit_cast<__m128>(b),
+                                         std::bit_cast<__m128>(c)));
+  else if constexpr (std::is_same_v<E, double> && sizeof(V) == 16)
+    return std::bit_cast<V>(_mm_fmadd_pd(std::bit_cast<__m128d>(a), std::bit_cast<__m128d>(b),
+                                         std::bit_cast<__m128d>(c)));
+  else if constexpr (std::is_same_v<E, float> && sizeof(V) == 32)
+    return std::bit_cast<V>(_mm256_fmadd_ps(std::bit_cast<__m256>(a), std::bit_cast<__m256>(b),
+                                            std::bit_cast<__m256>(c)));
+  else if constexpr (std::is_same_v<E, double> && sizeof(V) == 32)
+    return std::bit_cast<V>(_mm256_fmadd_pd(std::bit_cast<__m256d>(a), std::bit_cast<__m256d>(b),
+                                            std::bit_cast<__m256d>(c)));
+  else
+#endif
+#if defined(__AVX512F__)
+  if constexpr (std::is_same_v<E, float> && sizeof(V) == 64)
+    return std::bit_cast<V>(_mm512_fmadd_ps(std::bit_cast<__m512>(a), std::bit_cast<__m512>(b),
+                                            std::bit_cast<__m512>(c)));
+  else if constexpr (std::is_same_v<E, double> && sizeof(V) == 64)
+    return std::bit_cast<V>(_mm512_fmadd_pd(std::bit_cast<__m512d>(a), std::bit_cast<__m512d>(b),
+                                            std::bit_cast<__m512d>(c)));
+  else
+#endif
+#elif defined(MHA_DETAIL_FMA_NEON)
+  // vfmaq_f32(c, a, b) = c + a * b, one rounding
+  if constexpr (std::is_same_v<E, float> && sizeof(V) == 16)
+    return std::bit_cast<V>(vfmaq_f32(std::bit_cast<float32x4_t>(c), std::bit_cast<float32x4_t>(a),
+                                      std::bit_cast<float32x4_t>(b)));
+  else if constexpr (std::is_same_v<E, float> && sizeof(V) == 8)
+    return std::bit_cast<V>(vfma_f32(std::bit_cast<float32x2_t>(c), std::bit_cast<float32x2_t>(a),
+                                     std::bit_cast<float32x2_t>(b)));
+  else
+#if defined(__aarch64__)
+  if constexpr (std::is_same_v<E, double> && sizeof(V) == 16)
+    return std::bit_cast<V>(vfmaq_f64(std::bit_cast<float64x2_t>(c), std::bit_cast<float64x2_t>(a),
+                                      std::bit_cast<float64x2_t>(b)));
+  else
+#endif
+#endif
+  {
+    V r = c;
+    for (std::size_t l = 0; l < sizeof(V) / sizeof(E); ++l) r[l] = detail::fma<E>(a[l], b[l], c[l]);
     return r;
   }
-#else
-  return acc + a * b;
-#endif
+}
+}  // namespace simd_fma
+
+/// acc + a * b, for scalars and GCC/Clang vectors alike (a, b: a vector of
+/// acc's type or a scalar, broadcast); every dot product and matrix product of
+/// the kernels, the constexpr math and simd::exp accumulate through it.
+///
+/// The contraction rule (docs/design.md, "Multiply-adds"): fused (one
+/// rounding: fma(a, b, acc)) when the target has a fused multiply-add
+/// instruction for the element type (has_fma), else a multiply then an add
+/// (two roundings), in every kernel and path, at run time and in constant
+/// evaluation (constexpr_fma) alike. It is explicit code, so neither
+/// -ffp-contract nor the compiler's tuning (which once left some sums unfused
+/// on AMD Zen) decides it: the fixed-size, runtime-sized and constexpr
+/// results are the same bits on each target.
+template <class Acc, class A, class B>
+__attribute__((always_inline)) constexpr Acc muladd(Acc acc, A a, B b) noexcept {
+  if constexpr (std::is_floating_point_v<Acc>) {
+    if constexpr (has_fma<Acc>)
+      return detail::fma<Acc>(static_cast<Acc>(a), static_cast<Acc>(b), acc);
+    else
+      return mul_add_unfused<Acc>(static_cast<Acc>(a), static_cast<Acc>(b), acc);
+  } else {
+    using E = simd_fma::elem<Acc>;
+    constexpr auto lanes = std::make_index_sequence<sizeof(Acc) / sizeof(E)>{};
+    Acc va{}, vb{};
+    if constexpr (std::is_floating_point_v<A>)
+      va = simd_fma::splat<Acc>(a, lanes);
+    else
+      va = a;
+    if constexpr (std::is_floating_point_v<B>)
+      vb = simd_fma::splat<Acc>(b, lanes);
+    else
+      vb = b;
+    if constexpr (has_fma<E>)
+      return simd_fma::fma(va, vb, acc);
+    else
+      return mul_add_unfused<Acc>(va, vb, acc);
+  }
 }
 
 }  // namespace MHA_DETAIL_ISA
 }  // namespace mha::detail
 
+#undef MHA_DETAIL_FMA_X86
+#undef MHA_DETAIL_FMA_NEON
 #include <mha/detail/macros_undef.hpp>

@@ -19,6 +19,8 @@
 #include <type_traits>
 #include <utility>
 
+#include <mha/detail/muladd.hpp>
+
 #include <mha/detail/macros.hpp>
 
 namespace mha::detail {
@@ -181,16 +183,17 @@ __attribute__((always_inline)) constexpr VF exp(VF x) noexcept {
   x = x < lo ? lo : x;
   x = x > hi ? hi : x;
   constexpr float round_magic = 12582912.0f;  // 1.5 * 2^23: adding it rounds to an integer
-  const VF t = x * 1.44269504088896341f + round_magic;
+  // every multiply-add a detail::muladd: fused exactly where the target has FMA
+  const VF t = muladd(VF{} + round_magic, x, 1.44269504088896341f);
   const VF n = t - round_magic;
-  VF r = x - n * 0.693359375f;
-  r = r - n * -2.12194440e-4f;
-  VF p = r * (1.0f / 720.0f) + (1.0f / 120.0f);
-  p = p * r + (1.0f / 24.0f);
-  p = p * r + (1.0f / 6.0f);
-  p = p * r + 0.5f;
-  p = p * r + 1.0f;
-  p = p * r + 1.0f;
+  VF r = muladd(x, -n, 0.693359375f);  // exact: n * 0.693359375 has at most 17 bits
+  r = muladd(r, n, 2.12194440e-4f);
+  VF p = muladd(VF{} + (1.0f / 120.0f), r, 1.0f / 720.0f);
+  p = muladd(VF{} + (1.0f / 24.0f), p, r);
+  p = muladd(VF{} + (1.0f / 6.0f), p, r);
+  p = muladd(VF{} + 0.5f, p, r);
+  p = muladd(VF{} + 1.0f, p, r);
+  p = muladd(VF{} + 1.0f, p, r);
   // t's low mantissa bits hold n (two's complement) above 0x4B400000.
   const vi ni = std::bit_cast<vi>(t) - 0x4B400000;
   vi bits;

@@ -19,6 +19,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -245,8 +246,10 @@ MHA_DETAIL_ISA_TAG inline std::string head_count_hint(const header_info& h,
   for (const auto& e : h.tensors) {
     if (e.name.compare(0, base.size(), base) != 0) continue;
     std::size_t i = base.size(), index = 0;
+    // digits read while index * 10 + 9 cannot overflow (2^32 with a 64-bit std::size_t)
+    constexpr std::size_t max_index = std::size_t{1} << (std::numeric_limits<std::size_t>::digits / 2);
     bool digits = false;
-    for (; i < e.name.size() && e.name[i] >= '0' && e.name[i] <= '9' && index < (std::size_t{1} << 32); ++i) {
+    for (; i < e.name.size() && e.name[i] >= '0' && e.name[i] <= '9' && index < max_index; ++i) {
       index = index * 10 + static_cast<std::size_t>(e.name[i] - '0');
       digits = true;
     }
