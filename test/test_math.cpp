@@ -12,6 +12,7 @@
 //    time (the contraction rule: fused exactly where the target has FMA).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <cmath>
@@ -23,6 +24,7 @@
 
 #include <mha/detail/math.hpp>
 #include <mha/detail/muladd.hpp>
+#include <mha/detail/rope.hpp>
 
 namespace {
 
@@ -298,4 +300,82 @@ TEST_CASE("detail::muladd gives the same bits in constant evaluation and at run 
     }(ma_a[i], ma_b[i], ma_c[i]);
     CHECK(same_bits(ct_muladd_double[i], mha::detail::has_fma<double> ? fused : unfused));
   }
+}
+
+// ------------------------------------------------------------------ RoPE's sin, cos, log
+
+namespace {
+/// |a - b| in units of b's last place (b finite, non-zero): what "within k ulp" means here.
+double ulps_from(double a, double b) {
+  const double ulp = std::nextafter(std::fabs(b), std::numeric_limits<double>::infinity()) - std::fabs(b);
+  return std::fabs(a - b) / ulp;
+}
+constexpr auto ct_sin_cos = mha::detail::constexpr_sin_cos(1000.5);
+}  // namespace
+
+TEST_CASE("constexpr_sin_cos is within 2 ulp of std::sin and std::cos (RoPE's angles)",
+          "[math][rope]") {
+  using mha::detail::constexpr_sin_cos;
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<double> small(-4.0, 4.0);
+  std::uniform_real_distribution<double> positions(0.0, mha::detail::sin_cos_max_argument);
+  double worst = 0, worst_at = 0;
+  for (int i = 0; i < 200000; ++i) {
+    const double x = i % 2 == 0 ? small(rng) : positions(rng);
+    const auto sc = constexpr_sin_cos(x);
+    for (const double d : {ulps_from(sc.sin, std::sin(x)), ulps_from(sc.cos, std::cos(x))})
+      if (d > worst) {
+        worst = d;
+        worst_at = x;
+      }
+  }
+  // integer positions times the book's float32 inverse frequencies, rounded to float
+  for (std::size_t p = 0; p < 4096; p += 7)
+    for (std::size_t i = 0; i < 32; ++i) {
+      const float inv = mha::detail::rope_inverse_frequency(500000.0, 64, i);
+      const float angle = static_cast<float>(p) * inv;
+      const auto sc = constexpr_sin_cos(static_cast<double>(angle));
+      const float s = static_cast<float>(sc.sin), c = static_cast<float>(sc.cos);
+      // against float's own sin/cos: at most one float ulp apart
+      REQUIRE(ulp_distance(s, std::sin(angle)) <= 1);
+      REQUIRE(ulp_distance(c, std::cos(angle)) <= 1);
+    }
+  CAPTURE(worst, worst_at);
+  REQUIRE(worst <= 2.0);
+  REQUIRE(ct_sin_cos.sin == constexpr_sin_cos(1000.5).sin);  // compile time == run time
+  REQUIRE(ct_sin_cos.cos == constexpr_sin_cos(1000.5).cos);
+  REQUIRE(constexpr_sin_cos(0.0).sin == 0.0);
+  REQUIRE(constexpr_sin_cos(0.0).cos == 1.0);
+}
+
+TEST_CASE("constexpr_log is within 2 ulp of std::log; RoPE's inverse frequencies as the book's",
+          "[math][rope]") {
+  std::mt19937_64 rng(12);
+  std::uniform_real_distribution<double> e(-300.0, 300.0);
+  double worst = 0, worst_at = 0;
+  for (int i = 0; i < 100000; ++i) {
+    const double x = std::pow(10.0, e(rng) / 10.0);
+    const double d = ulps_from(mha::detail::constexpr_log(x), std::log(x));
+    if (d > worst) {
+      worst = d;
+      worst_at = x;
+    }
+  }
+  for (const double x : {10000.0, 500000.0, 2.0, 1.0000001, 0.5})
+    worst = std::max(worst, ulps_from(mha::detail::constexpr_log(x), std::log(x)));
+  CAPTURE(worst, worst_at);
+  REQUIRE(worst <= 2.0);
+  static_assert(mha::detail::constexpr_log(1.0) == 0.0);
+  // inv_freq = 1 / theta^(2i/d) in float32 (the book's .float()): torch.pow's
+  // float result is within one float ulp of the exact power, so each of ours
+  // is within one ulp of float arithmetic on std::pow's double power
+  for (const double theta : {10000.0, 500000.0})
+    for (std::size_t d : {std::size_t{4}, std::size_t{16}, std::size_t{64}, std::size_t{128}})
+      for (std::size_t i = 0; i < d / 2; ++i) {
+        const float t = static_cast<float>(2 * i) / static_cast<float>(d);
+        const float power = static_cast<float>(std::pow(theta, static_cast<double>(t)));
+        CAPTURE(theta, d, i);
+        REQUIRE(ulp_distance(mha::detail::rope_inverse_frequency(theta, d, i), 1.0f / power) <= 1);
+      }
+  REQUIRE(mha::detail::rope_inverse_frequency(10000.0, 64, 0) == 1.0f);
 }

@@ -62,6 +62,9 @@ struct causal_attention {
   static constexpr std::size_t d_out = DOut;                   ///< output features
   static constexpr std::size_t context_length = ContextLength; ///< largest N
   static constexpr std::size_t num_heads = 1;                  ///< a single head
+  /// Key/value heads (= num_heads: every head has its own; fewer only in
+  /// grouped_query_attention). The KV cache stores this many.
+  static constexpr std::size_t num_kv_heads = num_heads;
   static constexpr std::size_t head_dim = DOut;                ///< width of the head
   static constexpr std::size_t output_width = DOut;            ///< last extent of the output
   static constexpr bool qkv_bias = QkvBias;                    ///< Q/K/V projections have bias

@@ -9,6 +9,7 @@
 #ifndef MHA_DETAIL_NO_CXX20
 
 #include <mha/dynamic/causal_attention.hpp>
+#include <mha/dynamic/grouped_query_attention.hpp>
 #include <mha/dynamic/kv_cache.hpp>
 #include <mha/dynamic/linear.hpp>
 #include <mha/dynamic/multi_head_attention.hpp>

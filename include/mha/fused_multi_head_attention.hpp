@@ -97,6 +97,9 @@ struct fused_multi_head_attention {
   static constexpr std::size_t d_out = DOut;
   static constexpr std::size_t context_length = ContextLength;
   static constexpr std::size_t num_heads = NumHeads;
+  /// Key/value heads (= num_heads: every head has its own; fewer only in
+  /// grouped_query_attention). The KV cache stores this many.
+  static constexpr std::size_t num_kv_heads = num_heads;
   static constexpr std::size_t head_dim = DOut / (NumHeads == 0 ? 1 : NumHeads);  ///< DOut/NumHeads
 
  private:

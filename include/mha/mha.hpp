@@ -15,11 +15,13 @@
 #include <mha/causal_attention.hpp>
 #include <mha/config.hpp>
 #include <mha/fused_multi_head_attention.hpp>
+#include <mha/grouped_query_attention.hpp>
 #include <mha/kv_cache.hpp>
 #include <mha/linear.hpp>
 #include <mha/multi_head_attention.hpp>
 #include <mha/multi_head_attention_wrapper.hpp>
 #include <mha/parameters.hpp>
+#include <mha/rope.hpp>
 #include <mha/status.hpp>
 #include <mha/tensor.hpp>
 #include <mha/tensor_view.hpp>

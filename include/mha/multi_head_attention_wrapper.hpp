@@ -66,6 +66,9 @@ struct multi_head_attention_wrapper {
   static constexpr std::size_t d_out = DOut;                     ///< width of each head
   static constexpr std::size_t context_length = ContextLength;
   static constexpr std::size_t num_heads = NumHeads;
+  /// Key/value heads (= num_heads: every head has its own; fewer only in
+  /// grouped_query_attention). The KV cache stores this many.
+  static constexpr std::size_t num_kv_heads = num_heads;
   static constexpr std::size_t head_dim = DOut;                  ///< each head's width
   static constexpr std::size_t output_width = NumHeads * DOut;   ///< concatenated width
   static constexpr bool qkv_bias = QkvBias;

@@ -44,6 +44,7 @@
 #include <mha/detail/gemm.hpp>
 #include <mha/detail/gemv.hpp>
 #include <mha/detail/kernels.hpp>
+#include <mha/detail/rope.hpp>
 #include <mha/detail/sizes.hpp>
 #include <mha/detail/token_major.hpp>
 
@@ -75,13 +76,18 @@ struct out_weights {
 /// The module has no out_proj: the concatenated context is the output.
 struct no_out_proj {};
 
-/// One attention module as the orchestration sees it. DIn, HeadDim, NumHeads
-/// and Groups are size_c or std::size_t; Groups divides NumHeads.
-/// `group(g)` returns the qkv_weights of heads [g * heads_per_group, ...),
-/// which produce columns [g * group_width, (g+1) * group_width) of Q, K, V
-/// (g a size_c in the fixed-size modules' fold, a std::size_t otherwise).
+/// One attention module as the orchestration sees it. DIn, HeadDim, NumHeads,
+/// KvHeads and Groups are size_c or std::size_t; Groups divides KvHeads,
+/// KvHeads divides NumHeads. `group(g)` returns the qkv_weights of query heads
+/// [g * heads_per_group, ...) and of their key/value heads, which produce
+/// columns [g * group_width, (g+1) * group_width) of Q and [g *
+/// kv_group_width, ...) of K and V (g a size_c in the fixed-size modules'
+/// fold, a std::size_t otherwise). Query head h reads key/value head h /
+/// (NumHeads / KvHeads) (grouped-query attention; KvHeads == NumHeads: every
+/// head its own). `rope`: rope_tables (queries and keys rotated by position,
+/// detail/rope.hpp) or no_rope_tables.
 template <class T, class DIn, class HeadDim, class NumHeads, class Groups, class GroupFn,
-          class OutProj>
+          class OutProj, class KvHeads = NumHeads, class Rope = no_rope_tables>
 struct attention_spec {
   using value_type = T;
   DIn d_in;
@@ -91,10 +97,18 @@ struct attention_spec {
   GroupFn group;
   OutProj out_proj;  ///< out_weights, or no_out_proj
   T divisor;         ///< sqrt(head_dim) as a T
+  KvHeads num_kv_heads;
+  Rope rope;
   static constexpr bool has_out_proj = !std::is_same_v<OutProj, no_out_proj>;
-  /// num_heads * head_dim: the width of Q, K, V, the context and the output.
+  static constexpr bool has_rope = !std::is_same_v<Rope, no_rope_tables>;
+  /// num_heads * head_dim: the width of Q, the context and the output.
   constexpr auto width() const noexcept { return size_mul(head_dim, num_heads); }
   constexpr auto group_width() const noexcept { return size_div(width(), groups); }
+  /// num_kv_heads * head_dim: the width of K and V.
+  constexpr auto kv_width() const noexcept { return size_mul(head_dim, num_kv_heads); }
+  constexpr auto kv_group_width() const noexcept { return size_div(kv_width(), groups); }
+  /// Query heads per key/value head.
+  constexpr auto heads_per_kv() const noexcept { return size_div(num_heads, num_kv_heads); }
 };
 
 template <class T, class DIn, class HeadDim, class NumHeads, class Groups, class GroupFn,
@@ -102,7 +116,24 @@ template <class T, class DIn, class HeadDim, class NumHeads, class Groups, class
 constexpr auto make_spec(DIn d_in, HeadDim head_dim, NumHeads num_heads, Groups groups,
                          GroupFn group, OutProj out_proj, T divisor) noexcept {
   return attention_spec<T, DIn, HeadDim, NumHeads, Groups, GroupFn, OutProj>{
-      d_in, head_dim, num_heads, groups, group, out_proj, divisor};
+      d_in, head_dim, num_heads, groups, group, out_proj, divisor, num_heads, no_rope_tables{}};
+}
+/// A grouped-query spec: one group holding every head (group(0)'s key and
+/// value weights are [num_kv_heads * head_dim][d_in]), num_kv_heads key/value
+/// heads, the rope tables or none.
+template <class T, class DIn, class HeadDim, class NumHeads, class KvHeads, class GroupFn,
+          class OutProj, class Rope>
+constexpr auto make_grouped_spec(DIn d_in, HeadDim head_dim, NumHeads num_heads,
+                                 KvHeads num_kv_heads, GroupFn group, OutProj out_proj, T divisor,
+                                 Rope rope) noexcept {
+  const auto one = [] {
+    if constexpr (is_size_c<NumHeads>)
+      return size_c<1>{};
+    else
+      return std::size_t{1};
+  }();
+  return attention_spec<T, DIn, HeadDim, NumHeads, decltype(one), GroupFn, OutProj, KvHeads, Rope>{
+      d_in, head_dim, num_heads, one, group, out_proj, divisor, num_kv_heads, rope};
 }
 
 /// Most new tokens per sequence of a cached call that take the matrix-vector
@@ -146,27 +177,34 @@ constexpr void sequence_forward(const Spec& s, const typename Spec::value_type* 
   using T = typename Spec::value_type;
   const auto width = s.width();
   const auto gw = s.group_width();
-  const auto hpg = size_div(s.num_heads, s.groups);
+  const auto kgw = s.kv_group_width();
+  const auto hpg = size_div(s.num_kv_heads, s.groups);  // key/value heads per group
+  const auto hpk = s.heads_per_kv();
   for_each_index(s.groups, [&](auto g) {
     const auto w = s.group(g);
-    const std::size_t c0 = g * gw;
-    project_rows(x, s.d_in, n, s.d_in, w.query, w.query_bias, gw, scratch.query + c0, width);
-    project_rows_t(x, s.d_in, n, s.d_in, w.key, w.key_bias, gw, kt + c0 * ldk + offset, ldk);
+    project_rows(x, s.d_in, n, s.d_in, w.query, w.query_bias, gw, scratch.query + g * gw, width);
+    project_rows_t(x, s.d_in, n, s.d_in, w.key, w.key_bias, kgw, kt + g * kgw * ldk + offset, ldk);
   });
-  for_each_index(s.num_heads, [&](auto h) {  // V: one block per head
-    const auto w = s.group(size_div(h, hpg));
-    const std::size_t hh = h % hpg;  // the head's index in its group
-    project_rows(x, s.d_in, n, s.d_in, w.value + hh * s.head_dim * s.d_in,
-                 bias_offset(w.value_bias, hh * s.head_dim), s.head_dim,
-                 v + (h * ldk + offset) * s.head_dim, s.head_dim);
+  if constexpr (Spec::has_rope) {  // queries and keys rotated by their positions
+    apply_rope(s.rope, scratch.query, n, width, 1, s.num_heads, s.head_dim, offset);
+    apply_rope(s.rope, kt + offset, n, 1, ldk, s.num_kv_heads, s.head_dim, offset);
+  }
+  for_each_index(s.num_kv_heads, [&](auto k) {  // V: one block per key/value head
+    const auto w = s.group(size_div(k, hpg));
+    const std::size_t kk = k % hpg;  // the head's index in its group
+    project_rows(x, s.d_in, n, s.d_in, w.value + kk * s.head_dim * s.d_in,
+                 bias_offset(w.value_bias, kk * s.head_dim), s.head_dim,
+                 v + (k * ldk + offset) * s.head_dim, s.head_dim);
   });
   T* const context = Spec::has_out_proj ? scratch.context : out;
   for_each_index(s.num_heads, [&](auto h) {
     // the dropout probability of the head's group (the wrapper's heads have their own)
-    const auto drop = dropout_state<T>::make(s.group(size_div(h, hpg)).dropout, seed, training);
+    const auto k = size_div(h, hpk);  // the head's key/value head
+    const auto drop = dropout_state<T>::make(s.group(size_div(k, hpg)).dropout, seed, training);
     const std::size_t c = h * s.head_dim;
-    const head_operands<T> op{scratch.query + c, width, kt + c * ldk, ldk,
-                              v + h * ldk * s.head_dim, s.head_dim, context + c, width};
+    const std::size_t ck = k * s.head_dim;
+    const head_operands<T> op{scratch.query + c, width, kt + ck * ldk, ldk,
+                              v + k * ldk * s.head_dim, s.head_dim, context + c, width};
     if (simple) {
       attention_head_simple<small_sizes<N, decltype(s.head_dim)>>(op, n, offset, s.head_dim,
                                                                   s.divisor, drop, b, h,
@@ -187,8 +225,15 @@ consteval bool token_major_serves() {
   if constexpr (!std::is_same_v<typename Spec::value_type, float>) {
     return false;
   } else {
-    return is_size_c<decltype(Spec::d_in)> && is_size_c<decltype(Spec::head_dim)> &&
-           is_size_c<decltype(Spec::num_heads)> && is_size_c<decltype(Spec::groups)>;
+    // (grouped-query and RoPE modules take the blocked path)
+    if constexpr (Spec::has_rope || !is_size_c<decltype(Spec::num_kv_heads)> ||
+                  !is_size_c<decltype(Spec::num_heads)>) {
+      return false;
+    } else {
+      return is_size_c<decltype(Spec::d_in)> && is_size_c<decltype(Spec::head_dim)> &&
+             is_size_c<decltype(Spec::groups)> &&
+             decltype(Spec::num_kv_heads)::value == decltype(Spec::num_heads)::value;
+    }
   }
 }
 
@@ -294,8 +339,10 @@ inline void forward_cached(const Spec& s, const typename Spec::value_type* x, st
   const std::size_t m = batch * n;
   T* const query = ws;                // [m][width]
   T* const context = ws + m * width;  // [m][width]
-  const auto hpg = size_div(s.num_heads, s.groups);
+  const auto hpg = size_div(s.num_kv_heads, s.groups);  // key/value heads per group
+  const auto hpk = s.heads_per_kv();
   const std::size_t gw = s.group_width();
+  const std::size_t kgw = s.kv_group_width();
   const auto seq = [n](std::size_t r) { return r / n; };
   const auto pos = [n, offset](std::size_t r) { return offset + r % n; };
   for (std::size_t r0 = 0; r0 < m; r0 += decode_rows) {
@@ -314,17 +361,23 @@ inline void forward_cached(const Spec& s, const typename Spec::value_type* x, st
     }
     for_each_index(s.groups, [&](auto g) {
       const auto w = s.group(g);
-      const std::size_t c0 = g * gw;
-      gemv::project<T>(rows, xr, s.d_in, w.query, bias_pointer<T>(w.query_bias), gw, qr, c0, 1);
-      gemv::project<T>(rows, xr, s.d_in, w.key, bias_pointer<T>(w.key_bias), gw, kr, c0, store.ldk);
+      gemv::project<T>(rows, xr, s.d_in, w.query, bias_pointer<T>(w.query_bias), gw, qr, g * gw, 1);
+      gemv::project<T>(rows, xr, s.d_in, w.key, bias_pointer<T>(w.key_bias), kgw, kr, g * kgw,
+                       store.ldk);
     });
-    for_each_index(s.num_heads, [&](auto h) {  // V: one block per head
-      const auto w = s.group(size_div(h, hpg));
-      const std::size_t hh = h % hpg;  // the head's index in its group
+    if constexpr (Spec::has_rope) {  // each row's query and key rotated by its position
+      for (std::size_t k = 0; k < rows; ++k) {
+        apply_rope(s.rope, qr[k], 1, width, 1, s.num_heads, s.head_dim, pos(r0 + k));
+        apply_rope(s.rope, kr[k], 1, 1, store.ldk, s.num_kv_heads, s.head_dim, pos(r0 + k));
+      }
+    }
+    for_each_index(s.num_kv_heads, [&](auto kv) {  // V: one block per key/value head
+      const auto w = s.group(size_div(kv, hpg));
+      const std::size_t kk = kv % hpg;  // the head's index in its group
       T* vh[decode_rows] = {};
-      for (std::size_t k = 0; k < rows; ++k) vh[k] = vr[k] + h * store.ldk * s.head_dim;
-      gemv::project<T>(rows, xr, s.d_in, w.value + hh * s.head_dim * s.d_in,
-                       bias_pointer<T>(bias_offset(w.value_bias, hh * s.head_dim)), s.head_dim, vh,
+      for (std::size_t k = 0; k < rows; ++k) vh[k] = vr[k] + kv * store.ldk * s.head_dim;
+      gemv::project<T>(rows, xr, s.d_in, w.value + kk * s.head_dim * s.d_in,
+                       bias_pointer<T>(bias_offset(w.value_bias, kk * s.head_dim)), s.head_dim, vh,
                        0, 1);
     });
   }
@@ -335,8 +388,10 @@ inline void forward_cached(const Spec& s, const typename Spec::value_type* x, st
     const T* const v = store.value + b * store.batch_stride;
     for_each_index(s.num_heads, [&](auto h) {
       const std::size_t c = h * s.head_dim;
-      const head_operands<T> op{query + b * n * width + c, width, kt + c * store.ldk, store.ldk,
-                                v + h * store.ldk * s.head_dim, s.head_dim, ctx + c, width};
+      const auto kv = size_div(h, hpk);  // the head's key/value head
+      const std::size_t ck = kv * s.head_dim;
+      const head_operands<T> op{query + b * n * width + c, width, kt + ck * store.ldk, store.ldk,
+                                v + kv * store.ldk * s.head_dim, s.head_dim, ctx + c, width};
       if (n == 1)
         attention_head_decode(op, offset + 1, s.head_dim, s.divisor, scores);
       else

@@ -114,6 +114,10 @@ class dynamic_module : public walked_parameter_count<Derived> {
   /// safetensors loader calls it before it plans a load (and reports
   /// load_errc::model, writing nothing).
   MHA_DETAIL_ISA_TAG void check_parameters() const { self().check_parameters_(false); }
+  /// Key/value heads: num_heads() (every head has its own; a
+  /// grouped_query_attention has fewer, and its own num_kv_heads()). The KV
+  /// cache stores this many.
+  std::size_t num_kv_heads() const noexcept { return self().num_heads(); }
 
  private:
   /// The KV-cache forward (T is float or double).
@@ -124,13 +128,13 @@ class dynamic_module : public walked_parameter_count<Derived> {
     const auto s = check_dynamic_input(Derived::api, x, m.d_in(), m.context_length());
     check_dynamic_output(Derived::api, x, out, m.output_width());
     m.check_parameters_(false);
-    if (cache.num_heads() != m.num_heads() || cache.head_dim() != m.head_dim() ||
+    if (cache.num_heads() != m.num_kv_heads() || cache.head_dim() != m.head_dim() ||
         cache.capacity() != m.context_length())
       throw std::invalid_argument(
           std::string(Derived::api) + "::forward: the KV cache was made for " +
-          std::to_string(cache.num_heads()) + " heads of head_dim " +
+          std::to_string(cache.num_heads()) + " key/value heads of head_dim " +
           std::to_string(cache.head_dim()) + " and capacity " + std::to_string(cache.capacity()) +
-          ", this module has " + std::to_string(m.num_heads()) + " heads of head_dim " +
+          ", this module has " + std::to_string(m.num_kv_heads()) + " key/value heads of head_dim " +
           std::to_string(m.head_dim()) + " and context_length " +
           std::to_string(m.context_length()));
     if (s.batch != cache.batch())

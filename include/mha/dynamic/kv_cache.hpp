@@ -43,12 +43,13 @@ class kv_cache {
   using value_type = T;
 
   /// An empty cache for `batch` sequences of `model` (any mha::dynamic
-  /// attention module: it reads num_heads(), head_dim() and context_length()).
-  /// It serves every module of those sizes.
+  /// attention module: it reads num_kv_heads() (num_heads() for a module
+  /// without it), head_dim() and context_length()). It serves every module of
+  /// those sizes. num_heads() of the cache is the module's key/value heads.
   template <class Module>
   MHA_DETAIL_ISA_TAG kv_cache(const Module& model, std::size_t batch)
       : batch_(check_batch(batch)),
-        num_heads_(model.num_heads()),
+        num_heads_(kv_heads_of(model)),
         head_dim_(model.head_dim()),
         width_(num_heads_ * head_dim_),
         capacity_(model.context_length()),
@@ -56,6 +57,15 @@ class kv_cache {
             "mha::dynamic::kv_cache", "the keys",
             detail::checked_product("mha::dynamic::kv_cache", "the keys", batch, width_), capacity_)),
         value_(key_t_.size()) {}
+
+  /// The key/value heads of a module: num_kv_heads(), else num_heads().
+  template <class Module>
+  static std::size_t kv_heads_of(const Module& model) {
+    if constexpr (requires { model.num_kv_heads(); })
+      return model.num_kv_heads();
+    else
+      return model.num_heads();
+  }
 
   // (copies, moves and destruction carry the ISA's ABI tag: their code moves
   // T values; docs/design.md, "ISA namespaces")
