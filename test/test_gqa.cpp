@@ -272,7 +272,7 @@ TEST_CASE("grouped-query attention: fixed-size == mha::dynamic, bit for bit", "[
                         2>("gqa_f64_h4_kv2_rope");
   }
   SECTION("f32 multi-query, biases, RoPE") {
-    check_fixed_fixture<gqa_f32<8, 16, 12, 4, 1, true, 10000>, 2>("mqa_f32_h4_kv1_rope");
+    check_fixed_fixture<gqa_f32<8, 16, 10, 4, 1, true, 10000>, 2>("mqa_f32_h4_kv1_rope");
   }
 }
 
@@ -344,10 +344,12 @@ TEST_CASE("grouped-query attention: sizes, offsets, views and the cache's memory
   g->w_key.weight(5, 2) = 2.5f;
   g->w_value.weight(7, 1) = -3.5f;
   const auto hw = g->head_weights<6>();
-  CHECK(hw.query(1, 3) == 1.5f);
-  CHECK(hw.key(1, 2) == 2.5f);
-  CHECK(hw.value(3, 1) == -3.5f);
-  CHECK(hw.key.data() == g->head_weights<4>().key.data());  // shared by the group, not copied
+  CHECK(hw.query(0, 1, 3) == 1.5f);
+  CHECK(hw.key(0, 1, 2) == 2.5f);
+  CHECK(hw.value(0, 3, 1) == -3.5f);
+  // the group's rows, shared by its heads, not copied
+  CHECK(hw.key.row(0, 0) == g->head_weights<4>().key.row(0, 0));
+  CHECK(hw.key.row(0, 0) == g->w_key.weight.data() + 4 * 16);
   // names as the book's GroupedQueryAttention
   const auto names = mha::parameter_names<G>;
   const std::vector<std::string> expected{"W_query.weight", "W_query.bias", "W_key.weight",

@@ -19,8 +19,9 @@ struct kv_cache_access;
 }  // namespace detail
 
 /// The cached keys and values of `Batch` sequences for an attention module of
-/// `NumHeads` heads of `HeadDim` features (width = NumHeads * HeadDim key/value
-/// features per token), with room for `Capacity` (= the module's
+/// `NumHeads` key/value heads of `HeadDim` features (width = NumHeads * HeadDim
+/// key/value features per token; the module's num_kv_heads, which is its
+/// num_heads except for grouped_query_attention), with room for `Capacity` (= the module's
 /// ContextLength) tokens each: what the book's
 /// KV-cache bonus code (LLMs-from-scratch, ch04/03_kv-cache) keeps in
 /// `cache_k` / `cache_v`, and Hugging Face in `past_key_values`. Reached as

@@ -3,7 +3,9 @@
 //
 //   for each group g of heads:   Q_g = x W_query_g^T (+ b),  K_g, V_g likewise
 //                                 (K stored transposed, at the store's positions)
-//   for each head h:              C_h = causal softmax(Q_h K_h^T / sqrt(head_dim)) V_h
+//   with RoPE:                    Q, K rotated by position (detail/rope.hpp)
+//   for each head h:              C_h = causal softmax(Q_h K_g^T / sqrt(head_dim)) V_g
+//                                 g = h / (num_heads / num_kv_heads), its key/value head
 //                                 (queries at positions offset.., keys 0..position)
 //   out = C out_proj^T + b        (or out = C when the module has no out_proj)
 //
@@ -27,11 +29,13 @@
 //    the blocked heads over the cache.
 //
 // Keys and values live in a store: the workspace for a whole-sequence forward,
-// a KV cache for a cached one. Per sequence, K^T is [width][ldk] (key j's
-// component f at kt[f * ldk + j]: scores are vectorised along keys; head h's
-// keys are rows [h*head_dim, (h+1)*head_dim)) and V is [num_heads][ldk][head_dim]
-// (head h's value of key j at v[(h * ldk + j) * head_dim]: the context is
-// vectorised along head_dim, and one head's values are one contiguous block).
+// a KV cache for a cached one. Per sequence, K^T is [kv_width][ldk] (key j's
+// component f at kt[f * ldk + j]: scores are vectorised along keys; key/value
+// head g's keys are rows [g*head_dim, (g+1)*head_dim)) and V is
+// [num_kv_heads][ldk][head_dim] (head g's value of key j at v[(g * ldk + j) *
+// head_dim]: the context is vectorised along head_dim, and one head's values
+// are one contiguous block). kv_width = num_kv_heads * head_dim; every module
+// but grouped_query_attention has num_kv_heads == num_heads.
 #pragma once
 
 #include <mha/detail/cxx20_check.hpp>
