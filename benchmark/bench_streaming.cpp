@@ -13,6 +13,14 @@
 //                               decode step must read (the four weight
 //                               matrices, out_proj's bias and N cached keys
 //                               and values): the memory-traffic bound.
+//   BM_decode/<impl>/llama/1024 grouped-query decode at a Llama-like size
+//                               (d_model 2048, 32 query heads, 8 key/value
+//                               heads, head_dim 64, RoPE base 500000, 1024
+//                               cached tokens): impl gqa_fixed, gqa_dynamic,
+//                               and mha_fixed (multi_head_attention of the
+//                               same width: 32 key/value heads), beside
+//                               BM_bytes/llama_gqa/1024 and
+//                               BM_bytes/llama_mha/1024 (their bounds).
 //
 // Every decode step is followed by truncate(N), so each iteration does the
 // same work. Decode outputs are cross-checked before timing: fixed == dynamic
@@ -256,6 +264,146 @@ void add_forward_n(const std::shared_ptr<forward_n_setup>& s, std::vector<std::s
   }));
 }
 
+// ------------------------------------------------------------------ grouped-query decode
+
+constexpr std::size_t llama_d = 2048, llama_heads = 32, llama_kv_heads = 8;
+using llama_gqa = mha::grouped_query_attention<float, llama_d, llama_d, decode_context, llama_heads,
+                                               llama_kv_heads, false, mha::rope<500000>>;
+using llama_mha = mha::multi_head_attention<float, llama_d, llama_d, decode_context, llama_heads>;
+
+/// One model of the Llama-size decode benchmarks with N cached tokens.
+template <class M>
+struct llama_state {
+  std::unique_ptr<M> m = std::make_unique<M>();
+  std::unique_ptr<typename M::template kv_cache<1>> cache =
+      std::make_unique<typename M::template kv_cache<1>>();
+  std::unique_ptr<typename M::template workspace<1, decode_context>> ws =
+      std::make_unique<typename M::template workspace<1, decode_context>>();
+  std::unique_ptr<mha::tensor<float, 1, decode_context, llama_d>> out =
+      std::make_unique<mha::tensor<float, 1, decode_context, llama_d>>();
+  std::size_t cached = 0;
+  void step(const mha::tensor<float, 1, decode_context, llama_d>& token) noexcept {
+    const auto st = m->forward(token, 1, *out, *cache, *ws);
+    benchmark::DoNotOptimize(st);
+    cache->truncate(cached);
+  }
+  /// The bytes a decode step must read: the four weight matrices, out_proj's
+  /// bias, the N cached keys and values of the key/value heads.
+  std::vector<std::pair<const float*, std::size_t>> step_bytes() const {
+    constexpr std::size_t kv = M::num_kv_heads * M::head_dim;
+    std::vector<std::pair<const float*, std::size_t>> b = {
+        {m->w_query.weight.data(), llama_d * llama_d}, {m->w_key.weight.data(), kv * llama_d},
+        {m->w_value.weight.data(), kv * llama_d},      {m->out_proj.weight.data(), llama_d * llama_d},
+        {m->out_proj.bias.data(), llama_d}};
+    for (std::size_t f = 0; f < kv; ++f) b.emplace_back(cache->keys_transposed(0) + f * decode_context, cached);
+    for (std::size_t h = 0; h < M::num_kv_heads; ++h)
+      b.emplace_back(cache->values(0) + h * decode_context * M::head_dim, cached * M::head_dim);
+    return b;
+  }
+};
+
+void add_llama_decode(std::size_t n, std::vector<std::string>& report) {
+  struct setup {
+    llama_state<llama_gqa> gqa;
+    llama_state<llama_mha> mha;
+    mha::dynamic::grouped_query_attention<float> dyn{llama_d, llama_d, decode_context, llama_heads,
+                                                     llama_kv_heads, false,
+                                                     mha::dynamic::rope_config{500000}};
+    std::unique_ptr<mha::dynamic::kv_cache<float>> dcache;
+    mha::dynamic::workspace<float> dws;
+    mha::dynamic::tensor<float> dtoken{{1, 1, llama_d}}, dout{{1, 1, llama_d}};
+    std::unique_ptr<mha::tensor<float, 1, decode_context, llama_d>> x =
+        std::make_unique<mha::tensor<float, 1, decode_context, llama_d>>();
+    std::unique_ptr<mha::tensor<float, 1, decode_context, llama_d>> token =
+        std::make_unique<mha::tensor<float, 1, decode_context, llama_d>>();
+    std::size_t cached = 0;
+  };
+  auto s = std::make_shared<setup>();
+  s->cached = s->gqa.cached = s->mha.cached = n;
+  // weights as nn.Linear's initialisation (uniform, 1/sqrt(fan_in)); W_key and
+  // W_value of the GQA model are the first 8 heads' rows of the MHA model's
+  const config c{"llama", 1, n + 1, llama_d, llama_d, llama_heads};
+  const weights w = make_weights(c);
+  const std::vector<float> input = make_input(c);
+  load(*s->mha.m, w);
+  std::copy(w.w_query.begin(), w.w_query.end(), s->gqa.m->w_query.weight.begin());
+  std::copy_n(w.w_key.begin(), s->gqa.m->w_key.weight.size, s->gqa.m->w_key.weight.begin());
+  std::copy_n(w.w_value.begin(), s->gqa.m->w_value.weight.size, s->gqa.m->w_value.weight.begin());
+  std::copy(w.w_out.begin(), w.w_out.end(), s->gqa.m->out_proj.weight.begin());
+  std::copy(w.b_out.begin(), w.b_out.end(), s->gqa.m->out_proj.bias.begin());
+  mha::copy_parameters(*s->gqa.m, s->dyn);
+  s->dcache = std::make_unique<mha::dynamic::kv_cache<float>>(s->dyn, 1);
+  std::copy(input.begin(), input.end(), s->x->begin());
+  std::copy(input.begin() + std::ptrdiff_t(n * llama_d), input.end(), s->token->begin());
+  std::copy(input.begin() + std::ptrdiff_t(n * llama_d), input.end(), s->dtoken.begin());
+  // prefill N tokens
+  if (s->gqa.m->forward(*s->x, n, *s->gqa.out, *s->gqa.cache, *s->gqa.ws) != mha::status::ok ||
+      s->mha.m->forward(*s->x, n, *s->mha.out, *s->mha.cache, *s->mha.ws) != mha::status::ok)
+    std::abort();
+  {
+    mha::dynamic::tensor<float> prefix({1, n, llama_d}), pout({1, n, llama_d});
+    std::copy(input.begin(), input.begin() + std::ptrdiff_t(n * llama_d), prefix.begin());
+    s->dyn.forward(prefix, pout, *s->dcache, s->dws);
+  }
+  // cross-check: fixed == dynamic bit for bit, and the plain forward's row
+  s->gqa.step(*s->token);
+  s->dyn.forward(s->dtoken, s->dout, *s->dcache, s->dws);
+  s->dcache->truncate(n);
+  const std::vector<float> fixed_out(s->gqa.out->data(), s->gqa.out->data() + llama_d);
+  const std::vector<float> dyn_out(s->dout.begin(), s->dout.end());
+  auto ref = std::make_unique<mha::tensor<float, 1, decode_context, llama_d>>();
+  if (s->gqa.m->forward(*s->x, n + 1, *ref, *s->gqa.ws) != mha::status::ok) std::abort();
+  const std::vector<float> plain_row(ref->data() + n * llama_d, ref->data() + (n + 1) * llama_d);
+  const double plain_diff = max_rel_diff(fixed_out, plain_row);
+  char line[256];
+  std::snprintf(line, sizeof line,
+                "cross-check decode/llama/%zu (GQA 32/8 heads, RoPE): max|a-b|/max|b| fixed vs plain "
+                "forward %.2e; %s",
+                n, plain_diff,
+                fixed_out == dyn_out ? "fixed == dynamic bit for bit" : "fixed != dynamic (NOT bit-identical)");
+  report.push_back(line);
+  if (plain_diff > 1e-5 || fixed_out != dyn_out) {
+    std::fprintf(stderr, "%s\nerror: decode outputs disagree, not timing them\n", line);
+    std::exit(1);
+  }
+  const std::string suffix = "/llama/" + std::to_string(n);
+  configure(benchmark::RegisterBenchmark(("BM_decode/gqa_fixed" + suffix).c_str(), [s](benchmark::State& st) {
+    for (auto _ : st) {
+      s->gqa.step(*s->token);
+      benchmark::DoNotOptimize(s->gqa.out->data());
+      benchmark::ClobberMemory();
+    }
+  }));
+  configure(benchmark::RegisterBenchmark(("BM_decode/gqa_dynamic" + suffix).c_str(), [s](benchmark::State& st) {
+    for (auto _ : st) {
+      s->dyn.forward(s->dtoken, s->dout, *s->dcache, s->dws);
+      s->dcache->truncate(s->cached);
+      benchmark::DoNotOptimize(s->dout.data());
+      benchmark::ClobberMemory();
+    }
+  }));
+  configure(benchmark::RegisterBenchmark(("BM_decode/mha_fixed" + suffix).c_str(), [s](benchmark::State& st) {
+    for (auto _ : st) {
+      s->mha.step(*s->token);
+      benchmark::DoNotOptimize(s->mha.out->data());
+      benchmark::ClobberMemory();
+    }
+  }));
+  const auto add_bytes = [&](const char* name, auto bytes_of) {
+    configure(benchmark::RegisterBenchmark((std::string("BM_bytes/") + name + "/" + std::to_string(n)).c_str(),
+                                           [s, bytes_of](benchmark::State& st) {
+      const auto exact = bytes_of(*s);
+      double bytes = 0;
+      for (const auto& b : exact) bytes += double(b.second) * sizeof(float);
+      for (auto _ : st) benchmark::DoNotOptimize(read_all(exact));
+      st.counters["bytes"] = bytes;
+      st.counters["bytes/s"] = benchmark::Counter(bytes, benchmark::Counter::kIsIterationInvariantRate);
+    }));
+  };
+  add_bytes("llama_gqa", [](const setup& t) { return t.gqa.step_bytes(); });
+  add_bytes("llama_mha", [](const setup& t) { return t.mha.step_bytes(); });
+}
+
 }  // namespace
 
 void register_streaming(std::vector<std::string>& report) {
@@ -267,6 +415,7 @@ void register_streaming(std::vector<std::string>& report) {
   add_forward_n<64>(s, report);
   add_forward_n<333>(s, report);
   add_forward_n<1024>(s, report);
+  add_llama_decode(1024, report);
 }
 
 }  // namespace bench

@@ -276,6 +276,39 @@ TEST_CASE("grouped-query attention: fixed-size == mha::dynamic, bit for bit", "[
   }
 }
 
+TEST_CASE("grouped-query attention: RoPE tables computed at run time (large) give mha::dynamic's bits",
+          "[gqa]") {
+  // 520 positions * 2 frequencies > rope_compile_time_pairs: the tables are
+  // filled on the first forward (detail::rope_runtime_table), not at compile time
+  using G = mha::grouped_query_attention<float, 8, 16, 520, 4, 2, false, mha::rope<10000>>;
+  STATIC_REQUIRE_FALSE(mha::detail::rope_tables_at_compile_time<G::head_dim, G::context_length>);
+  auto g = std::make_unique<G>();
+  std::mt19937 rng(41);
+  mha::for_each_parameter(*g, [&](auto, auto& t) { mha_test::fill_uniform(t, rng, 0.5); });
+  mha::dynamic::grouped_query_attention<float> d(8, 16, 520, 4, 2, false,
+                                                  mha::dynamic::rope_config{10000});
+  mha::copy_parameters(*g, d);
+  // a prefill of 3 tokens, then decode steps up to position 519 (the table's last row)
+  auto cache = std::make_unique<G::kv_cache<1>>();
+  auto ws = std::make_unique<G::workspace<1, 3>>();
+  mha::dynamic::kv_cache<float> dcache(d, 1);
+  mha::dynamic::workspace<float> dws;
+  mha::tensor<float, 1, 3, 8> x;
+  mha::tensor<float, 1, 3, 16> out;
+  std::size_t n = 3;
+  while (cache->size() < G::context_length) {
+    mha_test::fill_uniform(x, rng, 1.0);
+    REQUIRE(g->forward(x, n, out, *cache, *ws) == mha::status::ok);
+    mha::dynamic::tensor<float> dx({1, n, 8}), dout({1, n, 16});
+    std::copy(x.begin(), x.begin() + std::ptrdiff_t(n * 8), dx.data());
+    d.forward(dx, dout, dcache, dws);
+    INFO("cache size " << cache->size());
+    REQUIRE(mha_test::same_bits(out.data(), dout.data(), n * 16));
+    n = 1;
+  }
+  REQUIRE(cache->size() == 520);
+}
+
 TEST_CASE("NumKvHeads == NumHeads without RoPE is multi_head_attention, bit for bit", "[gqa]") {
   using G = mha::grouped_query_attention<float, 8, 16, 12, 4, 4>;
   using M = mha::multi_head_attention<float, 8, 16, 12, 4>;

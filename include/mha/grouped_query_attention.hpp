@@ -65,8 +65,11 @@ inline constexpr bool rope_positions_within_range = ContextLength <= (std::size_
 /// orchestration of every module (detail/attention.hpp) with the blocked
 /// kernels; forward(x, n, out, ws) and forward(x, n, out, cache, ws) as in
 /// multi_head_attention (docs/streaming.md, docs/grouped_query_attention.md).
-/// RoPE's cos/sin tables are computed at compile time
-/// (ContextLength * head_dim / 2 each, in static read-only storage).
+/// RoPE's cos/sin tables (ContextLength * head_dim / 2 each) are computed at
+/// compile time into static read-only storage when they hold at most
+/// detail::rope_compile_time_pairs (1024) pairs, else once, on the first
+/// forward, into static storage (thread-safe; such a model's forward is not
+/// usable in constant expressions); the same bits either way.
 ///
 /// Members: `w_query` (linear<T, DIn, DOut, QkvBias>), `w_key`, `w_value`
 /// (linear<T, DIn, NumKvHeads * head_dim, QkvBias>), `out_proj`
@@ -239,12 +242,15 @@ struct grouped_query_attention {
  private:
   /// The rotation tables for the orchestration: the compile-time tables, or none.
   static constexpr auto rope_() noexcept {
-    if constexpr (rope_valid_) {
+    if constexpr (!rope_valid_) {
+      return detail::no_rope_tables{};
+    } else if constexpr (detail::rope_tables_at_compile_time<layout_head_dim_, ContextLength>) {
       constexpr const auto& t =
           detail::rope_table_v<T, layout_head_dim_, ContextLength, rope_theta_base>;
       return detail::rope_tables<T>{t.cos, t.sin};
     } else {
-      return detail::no_rope_tables{};
+      const auto& t = detail::rope_runtime_table<T, layout_head_dim_, ContextLength, rope_theta_base>();
+      return detail::rope_tables<T>{t.cos, t.sin};
     }
   }
   /// The module for the orchestration (detail/attention.hpp): one group of

@@ -45,12 +45,28 @@ struct sin_cos_pair {
   double cos;
 };
 
+/// a * b + c with two roundings (a multiply, then an add) on every target, at
+/// run time and in constant evaluation alike: the product passes through a
+/// volatile at run time, so no compiler contracts the two into a fused
+/// multiply-add (-ffp-contract), and constant evaluation rounds each operation
+/// anyway. Cheap in constant evaluation (unlike muladd's exact fma emulation
+/// on FMA targets), for the RoPE tables' many sines and cosines.
+constexpr double mul_then_add(double a, double b, double c) noexcept {
+  if (std::is_constant_evaluated()) {
+    const double p = a * b;
+    return p + c;
+  }
+  const volatile double p = a * b;
+  return p + c;
+}
+
 /// sin x and cos x in double precision, evaluable in a constant expression,
 /// for |x| <= sin_cos_max_argument: x = k pi/2 + r with pi/2 in three parts
 /// (fdlibm's pio2_1, pio2_2, pio2_3: 33 bits each, so k * part is exact), then
 /// the Taylor polynomials of sin r and cos r for |r| <= pi/4 (degree 17 and
 /// 18, truncation below 1e-19) in Horner form, innermost term first, and the
 /// quadrant k mod 4. Within 2 ulp of glibc's sin/cos (test/test_math.cpp).
+/// Every multiply-add is a mul_then_add: the same bits on every target.
 constexpr sin_cos_pair constexpr_sin_cos(double x) noexcept {
   constexpr double two_over_pi = 6.36619772367581382433e-01;
   constexpr double pio2_1 = 1.57079632673412561417e+00;  // first 33 bits of pi/2
@@ -59,14 +75,14 @@ constexpr sin_cos_pair constexpr_sin_cos(double x) noexcept {
   const double kd = x * two_over_pi;
   const auto k = static_cast<std::int64_t>(kd < 0 ? kd - 0.5 : kd + 0.5);
   const double kk = static_cast<double>(k);
-  const double r = muladd(muladd(muladd(x, -kk, pio2_1), -kk, pio2_2), -kk, pio2_3);
+  const double r = mul_then_add(-kk, pio2_3, mul_then_add(-kk, pio2_2, mul_then_add(-kk, pio2_1, x)));
   const double r2 = r * r;
   // sin r = r (1 - r^2/(2*3) (1 - r^2/(4*5) (1 - ...))), cos r = 1 - r^2/(1*2) (1 - ...)
   double s = 1.0;
-  for (int n = 17; n >= 3; n -= 2) s = muladd(1.0, -r2 / static_cast<double>((n - 1) * n), s);
+  for (int n = 17; n >= 3; n -= 2) s = mul_then_add(-r2 / static_cast<double>((n - 1) * n), s, 1.0);
   s *= r;
   double c = 1.0;
-  for (int n = 18; n >= 2; n -= 2) c = muladd(1.0, -r2 / static_cast<double>((n - 1) * n), c);
+  for (int n = 18; n >= 2; n -= 2) c = mul_then_add(-r2 / static_cast<double>((n - 1) * n), c, 1.0);
   switch (static_cast<unsigned>(k) & 3u) {
     case 0: return {s, c};
     case 1: return {c, -s};
@@ -162,6 +178,31 @@ struct rope_table_storage {
 template <class T, std::size_t HeadDim, std::size_t ContextLength, std::size_t ThetaBase>
 inline constexpr rope_table_storage<T, HeadDim, ContextLength, ThetaBase> rope_table_v =
     rope_table_storage<T, HeadDim, ContextLength, ThetaBase>::make();
+
+/// The most cos/sin pairs (ContextLength * HeadDim / 2) a fixed-size module's
+/// tables hold when they are computed at compile time (within GCC's and
+/// Clang's default constant-evaluation limits); larger tables are computed
+/// at run time (rope_runtime_table).
+inline constexpr std::size_t rope_compile_time_pairs = 1024;
+template <std::size_t HeadDim, std::size_t ContextLength>
+inline constexpr bool rope_tables_at_compile_time =
+    ContextLength * (HeadDim / 2) <= rope_compile_time_pairs;
+
+/// The tables of a large fixed-size module, computed by the same function as
+/// rope_table_v on the first call (a function-local static: thread-safe
+/// initialisation, static storage, no heap) and read-only after it. Not
+/// usable in constant evaluation.
+template <class T, std::size_t HeadDim, std::size_t ContextLength, std::size_t ThetaBase>
+const rope_table_storage<T, HeadDim, ContextLength, ThetaBase>& rope_runtime_table() noexcept {
+  static rope_table_storage<T, HeadDim, ContextLength, ThetaBase> table;  // zero-initialised
+  static const bool filled = [] {
+    fill_rope_tables<T>(table.cos, table.sin, HeadDim, ContextLength,
+                        static_cast<double>(ThetaBase));
+    return true;
+  }();
+  static_cast<void>(filled);
+  return table;
+}
 
 /// Rotates the pair (a, b) = (x1[i], x2[i]) by the angle whose cos and sin
 /// are c and s: a c - b s, b c + a s (each product of the book's x * cos and
