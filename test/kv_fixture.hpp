@@ -123,6 +123,14 @@ struct fixture_info {
   std::size_t d_in = 0, d_out = 0, context_length = 0, num_heads = 0, batch = 0;
   std::size_t output_width = 0;  ///< d_out, or num_heads * d_out for the wrapper
   bool qkv_bias = false;
+  /// grouped_query_attention: the key/value groups (divides num_heads); the
+  /// other kinds (no such key in the file): num_heads.
+  std::size_t num_kv_heads = 0;
+  /// grouped_query_attention: RoPE base theta, 0 = no RoPE; 0 for the other kinds.
+  double rope_theta_base = 0;
+  /// Whether the file's module has an out_proj bias: grouped_query_attention:
+  /// the file's out_proj_bias; multi_head_attention: true; the others: false.
+  bool out_proj_bias = false;
   std::vector<param_spec> params;  ///< state_dict order
   std::uint64_t input_stream = 0;
   int input_scale_exponent = 0;
@@ -134,6 +142,13 @@ struct fixture_info {
     for (const auto& p : params)
       if (p.name == param_name) return p.shape;
     throw error(path + ": no parameter " + param_name);
+  }
+  /// d_out / num_heads for multi_head_attention and grouped_query_attention,
+  /// d_out for the other kinds (each head's width).
+  std::size_t head_dim() const noexcept {
+    return module == "multi_head_attention" || module == "grouped_query_attention"
+               ? d_out / num_heads
+               : d_out;
   }
   /// Sum of the element counts of every parameter.
   std::size_t parameter_count() const noexcept {
@@ -242,7 +257,10 @@ inline std::string shape_text(const std::vector<std::size_t>& shape) {
 }  // namespace detail
 
 /// Reads and checks a fixture file (not its values). Checks: every key of the
-/// schema, dtype, module and num_heads, the parameter streams (= index) and
+/// schema, dtype, module and num_heads; for grouped_query_attention also
+/// num_kv_heads (divides num_heads), rope_theta_base (finite, >= 0; RoPE needs
+/// an even head_dim), out_proj_bias and the parameter names and shapes, and that
+/// the other kinds have none of these three keys; the parameter streams (= index) and
 /// scale exponents (by the fan-in rule), the input stream (1000, exponent 0),
 /// the append cursor (first_token = tokens drawn before), cache sizes
 /// (cache_size_before, truncate <= size, <= context_length), output shapes
@@ -270,7 +288,7 @@ inline fixture_info parse(const std::filesystem::path& file) {
   if (file.stem().string() != fx.name) throw error(w + ": name \"" + fx.name + "\" is not the file name");
   fx.module = string_at(j, "module", w);
   if (fx.module != "causal_attention" && fx.module != "multi_head_attention_wrapper" &&
-      fx.module != "multi_head_attention")
+      fx.module != "multi_head_attention" && fx.module != "grouped_query_attention")
     throw error(w + ": unknown module \"" + fx.module + "\"");
   fx.dtype = string_at(j, "dtype", w);
   if (fx.dtype != "float32" && fx.dtype != "float64") throw error(w + ": unknown dtype " + fx.dtype);
@@ -291,8 +309,29 @@ inline fixture_info parse(const std::filesystem::path& file) {
     throw error(w + ": a zero size");
   if (fx.module == "causal_attention" && fx.num_heads != 1)
     throw error(w + ": causal_attention with num_heads != 1");
-  if (fx.module == "multi_head_attention" && fx.d_out % fx.num_heads != 0)
+  const bool gqa = fx.module == "grouped_query_attention";
+  if ((fx.module == "multi_head_attention" || gqa) && fx.d_out % fx.num_heads != 0)
     throw error(w + ": d_out not divisible by num_heads");
+  for (const char* key : {"num_kv_heads", "rope_theta_base", "out_proj_bias"})
+    if (!gqa && j.contains(key))
+      throw error(w + ": \"" + key + "\" is only for grouped_query_attention");
+  fx.num_kv_heads = fx.num_heads;
+  fx.out_proj_bias = fx.module == "multi_head_attention";
+  if (gqa) {
+    fx.num_kv_heads = size_at(j, "num_kv_heads", w);
+    if (fx.num_kv_heads == 0 || fx.num_heads % fx.num_kv_heads != 0)
+      throw error(w + ": num_heads " + std::to_string(fx.num_heads) +
+                  " not divisible by num_kv_heads " + std::to_string(fx.num_kv_heads));
+    const auto& theta = at(j, "rope_theta_base", w);
+    if (!theta.is_number()) throw error(w + ": rope_theta_base must be a number");
+    fx.rope_theta_base = theta.get<double>();
+    if (!std::isfinite(fx.rope_theta_base) || fx.rope_theta_base < 0)
+      throw error(w + ": rope_theta_base must be finite and >= 0 (0 = no RoPE)");
+    if (fx.rope_theta_base > 0 && fx.head_dim() % 2 != 0)
+      throw error(w + ": RoPE needs an even head_dim, got " + std::to_string(fx.head_dim()));
+    if (!at(j, "out_proj_bias", w).is_boolean()) throw error(w + ": out_proj_bias must be a boolean");
+    fx.out_proj_bias = j.at("out_proj_bias").get<bool>();
+  }
   fx.output_width = fx.module == "multi_head_attention_wrapper" ? fx.num_heads * fx.d_out : fx.d_out;
 
   // Parameters: specs, then values from the generator.
@@ -339,6 +378,28 @@ inline fixture_info parse(const std::filesystem::path& file) {
                   std::to_string(scale_exponent_for(weight->shape[1])));
     for (const auto& q : fx.params)
       if (&q != &spec && q.name == spec.name) throw error(pw + ": listed twice");
+  }
+
+  if (gqa) {
+    // Exactly the module's parameters, in state_dict order, with its shapes.
+    const std::size_t kv_width = fx.num_kv_heads * fx.head_dim();
+    std::vector<std::pair<std::string, std::vector<std::size_t>>> expected;
+    const auto layer = [&](const std::string& name, std::size_t out, std::size_t in_features, bool bias) {
+      expected.emplace_back(name + ".weight", std::vector<std::size_t>{out, in_features});
+      if (bias) expected.emplace_back(name + ".bias", std::vector<std::size_t>{out});
+    };
+    layer("W_query", fx.d_out, fx.d_in, fx.qkv_bias);
+    layer("W_key", kv_width, fx.d_in, fx.qkv_bias);
+    layer("W_value", kv_width, fx.d_in, fx.qkv_bias);
+    layer("out_proj", fx.d_out, fx.d_out, fx.out_proj_bias);
+    if (fx.params.size() != expected.size())
+      throw error(w + ": " + std::to_string(fx.params.size()) + " parameters, grouped_query_attention "
+                  "with these sizes and biases has " + std::to_string(expected.size()));
+    for (std::size_t i = 0; i < expected.size(); ++i)
+      if (fx.params[i].name != expected[i].first || fx.params[i].shape != expected[i].second)
+        throw error(w + ": parameter " + std::to_string(i) + " is " + fx.params[i].name + " " +
+                    detail::shape_text(fx.params[i].shape) + ", expected " + expected[i].first +
+                    " " + detail::shape_text(expected[i].second));
   }
 
   // Input stream.

@@ -877,13 +877,24 @@ TEST_CASE("kv fixture generator: known values", "[kv_cache][generator]") {
   CHECK(kv_fixture::scale_exponent_for(768) == 5);
 }
 
-TEST_CASE("kv fixture files and the case table agree", "[kv_cache]") {
-  REQUIRE(std::filesystem::is_directory(kv_dir));
+/// The grouped_query_attention fixtures: test/test_gqa.cpp runs them (mha::dynamic
+/// on every one, the fixed-size module on three), so they are not in kv_cases;
+/// here only their files and metadata are checked.
+static std::set<std::string> gqa_fixture_files() {
   std::set<std::string> files;
   for (const auto& entry : std::filesystem::directory_iterator(kv_dir))
-    // (the grouped-query fixtures are test_gqa.cpp's, which runs every one of them)
     if (entry.path().extension() == ".json" &&
-        kv_fixture::parse(entry.path()).module != "grouped_query_attention")
+        kv_fixture::parse(entry.path()).module == "grouped_query_attention")
+      files.insert(entry.path().stem().string());
+  return files;
+}
+
+TEST_CASE("kv fixture files and the case table agree", "[kv_cache]") {
+  REQUIRE(std::filesystem::is_directory(kv_dir));
+  const std::set<std::string> gqa_files = gqa_fixture_files();
+  std::set<std::string> files;
+  for (const auto& entry : std::filesystem::directory_iterator(kv_dir))
+    if (entry.path().extension() == ".json" && gqa_files.count(entry.path().stem().string()) == 0)
       files.insert(entry.path().stem().string());
   std::set<std::string> table;
   for (const auto& c : kv_cases) table.insert(std::string(c.name));
@@ -897,6 +908,55 @@ TEST_CASE("kv fixture files and the case table agree", "[kv_cache]") {
     CHECK(table.count(f) == 1);
   }
   REQUIRE(files == table);
+}
+
+TEST_CASE("grouped_query_attention fixtures load with consistent metadata", "[kv_cache][gqa]") {
+  // The cases of test/data/kv_cache/README.md: name -> num_heads, num_kv_heads,
+  // RoPE theta, out_proj bias, head_dim.
+  struct gqa_case {
+    std::string_view name;
+    std::size_t heads, kv_heads;
+    double theta;
+    bool out_bias;
+    std::size_t head_dim;
+  };
+  constexpr gqa_case cases[] = {
+      {"gqa_f32_h4_kv2_rope", 4, 2, 10000, false, 4},
+      {"gqa_f64_h4_kv2_rope", 4, 2, 10000, false, 4},
+      {"mqa_f32_h4_kv1_rope", 4, 1, 10000, true, 4},
+      {"gqa_f32_h4_kv4_norope", 4, 4, 0, true, 4},
+      {"gqa_f32_h6_kv3_rope500000_odd", 6, 3, 500000, true, 4},
+      {"gqa_f32_h8_kv2_hd16", 8, 2, 10000, false, 16},
+  };
+  std::set<std::string> names;
+  for (const auto& c : cases) {
+    names.insert(std::string(c.name));
+    const auto path = kv_dir / (std::string(c.name) + ".json");
+    INFO("fixture " << path.string());
+    const kv_fixture::fixture_info info = kv_fixture::parse(path);
+    CHECK(info.module == "grouped_query_attention");
+    CHECK(info.num_heads == c.heads);
+    CHECK(info.num_kv_heads == c.kv_heads);
+    CHECK(info.rope_theta_base == c.theta);
+    CHECK(info.out_proj_bias == c.out_bias);
+    CHECK(info.head_dim() == c.head_dim);
+    CHECK(info.output_width == info.d_out);
+    CHECK(info.parameter_shape("W_key.weight") ==
+          std::vector<std::size_t>{c.kv_heads * c.head_dim, info.d_in});
+    // The values load too (every float32 output exact in float).
+    if (info.dtype == "float32")
+      CHECK(kv_fixture::load<float>(path).parameter("W_value.weight").size() ==
+            c.kv_heads * c.head_dim * info.d_in);
+    else
+      CHECK(kv_fixture::load<double>(path).parameter("W_value.weight").size() ==
+            c.kv_heads * c.head_dim * info.d_in);
+  }
+  CHECK(gqa_fixture_files() == names);
+  // The older kinds have no such keys: num_kv_heads = num_heads, no RoPE.
+  const kv_fixture::fixture_info mha_info = kv_fixture::parse(kv_dir / "kv_mha_f32_odd_bias.json");
+  CHECK(mha_info.num_kv_heads == mha_info.num_heads);
+  CHECK(mha_info.rope_theta_base == 0);
+  CHECK(mha_info.out_proj_bias);
 }
 
 TEST_CASE("cached forwards match the PyTorch KV-cache fixtures, fixed == dynamic",

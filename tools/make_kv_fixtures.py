@@ -13,6 +13,8 @@ follow the KV-cache bonus code of the book (LLMs-from-scratch,
 ch04/03_kv-cache): each module keeps ``cache_k`` / ``cache_v`` of the earlier
 tokens, concatenates the new keys and values along the token axis, and masks
 the new query rows with the causal mask offset by the number of cached tokens.
+The grouped-query attention (the book's Llama code) caches its kv groups'
+keys after RoPE; new tokens take the positions after the cached ones.
 
 Weights and inputs are not stored: they come from the splitmix64-based
 generator below, which the C++ tests reproduce bit for bit
@@ -33,6 +35,7 @@ import torch.nn as nn  # noqa: E402
 
 from reference_modules import (  # noqa: E402
     CausalAttention,
+    GroupedQueryAttention,
     MultiHeadAttention,
     MultiHeadAttentionWrapper,
 )
@@ -62,7 +65,14 @@ def T(n):
     return ("truncate", n)
 
 
+def gqa(num_kv_heads, rope_theta_base, out_proj_bias):
+    """The extra constructor arguments of a grouped_query_attention case."""
+    return {"num_kv_heads": num_kv_heads, "rope_theta_base": rope_theta_base,
+            "out_proj_bias": out_proj_bias}
+
+
 # name, module, dtype, d_in, d_out, context_length, num_heads, qkv_bias, batch, steps
+# [, gqa(...) for grouped_query_attention]
 CASES = [
     ("kv_mha_f32_gpt2", "multi_head_attention", "float32", 768, 768, 24, 12, False, 1,
      [A(5)] + [A(1)] * 19),
@@ -84,7 +94,28 @@ CASES = [
      [A(10), T(9), A(1), T(5), A(5)]),
     ("kv_mha_f32_decode_from_empty", "multi_head_attention", "float32", 5, 4, 8, 2, False, 2,
      [A(1)] * 8),
+    ("gqa_f32_h4_kv2_rope", "grouped_query_attention", "float32", 8, 16, 12, 4, False, 2,
+     [A(5), A(1), A(1), A(3), T(4), A(1), A(4), A(1), A(2)], gqa(2, 10_000, False)),
+    ("gqa_f64_h4_kv2_rope", "grouped_query_attention", "float64", 8, 16, 12, 4, False, 2,
+     [A(5), A(1), A(1), A(3), T(4), A(1), A(4), A(1), A(2)], gqa(2, 10_000, False)),
+    ("mqa_f32_h4_kv1_rope", "grouped_query_attention", "float32", 8, 16, 10, 4, True, 2,
+     [A(3), A(1), A(2), T(0), A(2), A(1), T(2), A(4), A(1), A(3)], gqa(1, 10_000, True)),
+    ("gqa_f32_h4_kv4_norope", "grouped_query_attention", "float32", 8, 16, 8, 4, True, 2,
+     [A(4), A(1), T(3), A(2), A(1), A(2)], gqa(4, 0, True)),
+    ("gqa_f32_h6_kv3_rope500000_odd", "grouped_query_attention", "float32", 12, 24, 16, 6, True,
+     2, [A(6), A(1), A(1), A(2), T(5), A(3), A(1), A(4), A(3)], gqa(3, 500_000, True)),
+    ("gqa_f32_h8_kv2_hd16", "grouped_query_attention", "float32", 64, 128, 40, 8, False, 1,
+     [A(8)] + [A(1)] * 28, gqa(2, 10_000, False)),
 ]
+
+
+def case_fields(case):
+    """(name, module, dtype, d_in, d_out, ctx, heads, qkv_bias, batch, steps, extra):
+    extra is the gqa(...) dict of a grouped_query_attention case, else None."""
+    if len(case) == 10:
+        return (*case, None)
+    assert len(case) == 11 and case[1] == "grouped_query_attention", case[0]
+    return tuple(case)
 
 COVERS = {
     "kv_mha_f32_gpt2": "GPT-2 small layer shape (head_dim 64), prefill 5 then 19 single-token decode steps to the context length",
@@ -97,6 +128,12 @@ COVERS = {
     "kv_wrap_f64_bias": "as kv_wrap_f32_bias in float64",
     "kv_mha_f32_full_prefill": "the whole context in one step, truncate by one and re-decode the last position, truncate to 5 and refill in one step",
     "kv_mha_f32_decode_from_empty": "single-token steps from an empty cache up to the context length",
+    "gqa_f32_h4_kv2_rope": "the book's Llama 3 configuration (no biases, theta 10000), 2 query heads per kv group, head_dim 4, prefill 5, decodes, a 3-token chunk on a non-empty cache, truncate to 4, chunks and decodes to the context length",
+    "gqa_f64_h4_kv2_rope": "as gqa_f32_h4_kv2_rope in float64",
+    "mqa_f32_h4_kv1_rope": "multi-query attention (one kv group for 4 heads), qkv and out_proj biases, truncate to 0 (= clear) and to 2, chunks to the context length",
+    "gqa_f32_h4_kv4_norope": "kv groups = heads and no RoPE: the same function as multi_head_attention with the same parameters (checked by the generator), biases, truncate to 3",
+    "gqa_f32_h6_kv3_rope500000_odd": "an odd number of kv groups (3, group size 2), head_dim 4 (RoPE needs an even head_dim), Llama 3's theta 500000, biases, truncate to 5, chunks to 16 of 16 positions",
+    "gqa_f32_h8_kv2_hd16": "a larger layer (head_dim 16, group size 4), prefill 8 then 28 single-token decode steps to position 35 of a 40-token context",
 }
 
 # --------------------------------------------------------------------------
@@ -292,7 +329,46 @@ class CachedMultiHeadAttention(KVCacheMixin, MultiHeadAttention):
 
 
 
-def construct(module, d_in, d_out, ctx, heads, bias, cached):
+class CachedGroupedQueryAttention(KVCacheMixin, GroupedQueryAttention):
+    """The cache holds the kv groups' keys AFTER RoPE and their values,
+    [batch][tokens][num_kv_groups][head_dim] (as Hugging Face's and the book's
+    Llama KV-cache code: keys are rotated once, at their absolute position).
+    The new tokens take the positions cache_size_before .., so queries and
+    keys use the cos / sin rows of those positions."""
+
+    def __init__(self, d_in, d_out, context_length, num_heads, num_kv_groups,
+                 rope_theta_base=10_000, qkv_bias=False, out_proj_bias=False, dtype=None):
+        super().__init__(d_in, d_out, context_length, num_heads, num_kv_groups,
+                         rope_theta_base, qkv_bias, out_proj_bias, dtype)
+        self.init_cache(context_length)
+
+    def forward(self, x, use_cache=False):
+        if not use_cache:
+            return GroupedQueryAttention.forward(self, x)
+        b, num_tokens, _ = x.shape
+        start = self.ptr_current_pos
+        queries = self.W_query(x).view(b, num_tokens, self.num_heads, self.head_dim)
+        keys_new = self.W_key(x).view(b, num_tokens, self.num_kv_groups, self.head_dim)
+        values_new = self.W_value(x).view(b, num_tokens, self.num_kv_groups, self.head_dim)
+        queries = self.rope(queries.transpose(1, 2), offset=start)
+        keys_new = self.rope(keys_new.transpose(1, 2), offset=start).transpose(1, 2)
+        keys, values = self.with_cache(keys_new, values_new, use_cache)
+        num_tokens_k = keys.shape[1]
+        # query at absolute position p attends keys 0..p
+        mask_bool = self.mask.bool()[start:start + num_tokens, :num_tokens_k]
+        self.ptr_current_pos += num_tokens
+        return self.attend(queries, keys.transpose(1, 2), values.transpose(1, 2), mask_bool)
+
+
+def construct(module, d_in, d_out, ctx, heads, bias, cached, extra=None, dtype=None):
+    """The (cached) module of a case. grouped_query_attention is built in
+    `dtype` (its RoPE tables depend on it); the others are converted by the
+    caller."""
+    if module == "grouped_query_attention":
+        cls = CachedGroupedQueryAttention if cached else GroupedQueryAttention
+        return cls(d_in, d_out, ctx, heads, extra["num_kv_heads"], extra["rope_theta_base"],
+                   qkv_bias=bias, out_proj_bias=extra["out_proj_bias"], dtype=dtype)
+    assert extra is None, module
     if module == "causal_attention":
         cls = CachedCausalAttention if cached else CausalAttention
         return cls(d_in, d_out, ctx, 0.0, qkv_bias=bias)
@@ -357,8 +433,9 @@ def input_tokens(seed, dtype_name, batch, total, d_in):
     return torch.tensor(values, dtype=DTYPES[dtype_name]).reshape(batch, total, d_in)
 
 
-def make_model(module, dtype_name, seed, d_in, d_out, ctx, heads, bias, cached):
-    model = construct(module, d_in, d_out, ctx, heads, bias, cached).to(DTYPES[dtype_name])
+def make_model(module, dtype_name, seed, d_in, d_out, ctx, heads, bias, cached, extra=None):
+    dtype = DTYPES[dtype_name]
+    model = construct(module, d_in, d_out, ctx, heads, bias, cached, extra, dtype).to(dtype)
     model.eval()
     plan = parameter_plan(model)
     fill_parameters(model, seed, dtype_name, plan)
@@ -422,23 +499,38 @@ def run_steps(cached_model, x_all, steps, check=None):
 
 
 def make_case(index, case, report):
-    name, module, dtype_name, d_in, d_out, ctx, heads, bias, batch, steps = case
+    name, module, dtype_name, d_in, d_out, ctx, heads, bias, batch, steps, extra = \
+        case_fields(case)
     seed = SEED_BASE + index
     total = sum(v for op, v in steps if op == "append")
     width = out_width(module, d_out, heads)
     rtol = RTOL[dtype_name]
 
-    plain, plan = make_model(module, dtype_name, seed, d_in, d_out, ctx, heads, bias, False)
-    cached, plan_cached = make_model(module, dtype_name, seed, d_in, d_out, ctx, heads, bias, True)
+    plain, plan = make_model(module, dtype_name, seed, d_in, d_out, ctx, heads, bias, False,
+                             extra)
+    cached, plan_cached = make_model(module, dtype_name, seed, d_in, d_out, ctx, heads, bias,
+                                     True, extra)
     assert plan == plan_cached
     for (k, a), (k2, b) in zip(plain.state_dict().items(), cached.state_dict().items()):
         assert k == k2 and torch.equal(a, b), k
     x_all = input_tokens(seed, dtype_name, batch, total, d_in)
     if dtype_name == "float32":
         # The same function in float64: every parameter and input is exact in both.
-        plain64 = construct(module, d_in, d_out, ctx, heads, bias, False).double().eval()
+        plain64 = construct(module, d_in, d_out, ctx, heads, bias, False, extra,
+                            torch.float64).double().eval()
         plain64.load_state_dict({k: v.double() for k, v in plain.state_dict().items()})
         x_all64 = x_all.double()
+    if (extra is not None and extra["num_kv_heads"] == heads and extra["rope_theta_base"] == 0
+            and extra["out_proj_bias"]):
+        # kv groups = heads, no RoPE: MultiHeadAttention with the same state_dict.
+        mha = MultiHeadAttention(d_in, d_out, ctx, 0.0, heads, qkv_bias=bias)
+        mha = mha.to(DTYPES[dtype_name]).eval()
+        mha.load_state_dict(plain.state_dict())
+        with torch.no_grad():
+            x = x_all[:, :min(ctx, total)]
+            v = max_violation(plain(x), mha(x), rtol)
+        if v > 1:
+            raise SystemExit(f"{name}: differs from MultiHeadAttention ({v} x {rtol})")
 
     worst = {"cached_vs_plain": 0.0, "float32_vs_float64": 0.0}
 
@@ -464,16 +556,32 @@ def make_case(index, case, report):
     entries = run_steps(cached, x_all, steps, check)
     report[name] = worst
 
-    generated_by = (
-        f"{SCRIPT} with torch {torch.__version__}: parameters and input tokens from the "
-        f"splitmix64 stream generator of test/data/kv_cache/README.md with seed {seed}, "
-        f"{type(plain).__name__}(d_in={d_in}, d_out={d_out}, context_length={ctx}, "
-        f"dropout=0.0" + ("" if module == "causal_attention" else f", num_heads={heads}")
-        + f", qkv_bias={bias}) from tools/reference_modules.py in {dtype_name} with the "
-        f"book's ch04/03_kv-cache cached forward (plus truncate) in eval() mode under "
-        f"torch.no_grad(), each output checked against the plain forward over all tokens so far."
-    )
-    return {
+    if extra is None:
+        generated_by = (
+            f"{SCRIPT} with torch {torch.__version__}: parameters and input tokens from the "
+            f"splitmix64 stream generator of test/data/kv_cache/README.md with seed {seed}, "
+            f"{type(plain).__name__}(d_in={d_in}, d_out={d_out}, context_length={ctx}, "
+            f"dropout=0.0" + ("" if module == "causal_attention" else f", num_heads={heads}")
+            + f", qkv_bias={bias}) from tools/reference_modules.py in {dtype_name} with the "
+            f"book's ch04/03_kv-cache cached forward (plus truncate) in eval() mode under "
+            f"torch.no_grad(), each output checked against the plain forward over all tokens "
+            f"so far."
+        )
+    else:
+        generated_by = (
+            f"{SCRIPT} with torch {torch.__version__}: parameters and input tokens from the "
+            f"splitmix64 stream generator of test/data/kv_cache/README.md with seed {seed}, "
+            f"GroupedQueryAttention(d_in={d_in}, d_out={d_out}, context_length={ctx}, "
+            f"num_heads={heads}, num_kv_groups={extra['num_kv_heads']}, "
+            f"rope_theta_base={extra['rope_theta_base']}, qkv_bias={bias}, "
+            f"out_proj_bias={extra['out_proj_bias']}, dtype=torch.{dtype_name}) from "
+            f"tools/reference_modules.py (the book's ch05/07_gpt_to_llama grouped-query "
+            f"attention, compute_rope_params and apply_rope) with the KV-cached forward of "
+            f"{SCRIPT} (keys cached after RoPE, new tokens at positions cache_size_before.., "
+            f"plus truncate) in eval() mode under torch.no_grad(), each output checked against "
+            f"the plain forward over all tokens so far."
+        )
+    fixture = {
         "generated_by": generated_by,
         "name": name,
         "module": module,
@@ -495,6 +603,9 @@ def make_case(index, case, report):
         },
         "steps": entries,
     }
+    if extra is not None:
+        fixture.update(extra)
+    return fixture
 
 
 def verify(path):
@@ -504,6 +615,8 @@ def verify(path):
     keys = {"generated_by", "name", "module", "dtype", "seed", "d_in", "d_out",
             "context_length", "num_heads", "qkv_bias", "batch", "params", "input_stream",
             "steps"}
+    if fx.get("module") == "grouped_query_attention":
+        keys |= {"num_kv_heads", "rope_theta_base", "out_proj_bias"}
     assert set(fx) == keys, (path, set(fx) ^ keys)
     assert fx["name"] + ".json" == os.path.basename(path)
     dtype_name = fx["dtype"]
@@ -511,9 +624,13 @@ def verify(path):
     module = fx["module"]
     if module == "causal_attention":
         assert fx["num_heads"] == 1
+    extra = None
+    if module == "grouped_query_attention":
+        extra = {k: fx[k] for k in ("num_kv_heads", "rope_theta_base", "out_proj_bias")}
+        assert isinstance(fx["out_proj_bias"], bool) and fx["rope_theta_base"] >= 0
     width = out_width(module, fx["d_out"], fx["num_heads"])
     model = construct(module, fx["d_in"], fx["d_out"], fx["context_length"],
-                      fx["num_heads"], fx["qkv_bias"], True).to(dtype).eval()
+                      fx["num_heads"], fx["qkv_bias"], True, extra, dtype).to(dtype).eval()
 
     # Parameters: names, shapes, streams (= index) and exponents as the rules say.
     sd = model.state_dict()
@@ -569,11 +686,20 @@ def verify(path):
 
 def case_table():
     lines = []
-    lines.append("| name | module | dtype | seed | d_in | d_out | ctx | heads | qkv_bias | batch "
-                 "| steps | tokens drawn | covers |")
-    lines.append("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    lines.append("| name | module | dtype | seed | d_in | d_out | ctx | heads | kv heads | RoPE theta "
+                 "| qkv_bias | out_proj bias | batch | steps | tokens drawn | covers |")
+    lines.append("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- "
+                 "| --- | --- | --- |")
+    yes_no = {True: "yes", False: "no"}
     for index, case in enumerate(CASES):
-        name, module, dtype_name, d_in, d_out, ctx, heads, bias, batch, steps = case
+        name, module, dtype_name, d_in, d_out, ctx, heads, bias, batch, steps, extra = \
+            case_fields(case)
+        if extra is None:
+            kv, theta = "–", "–"
+            out_bias = "yes" if module == "multi_head_attention" else "–"
+        else:
+            kv, theta = extra["num_kv_heads"], extra["rope_theta_base"] or "0 (none)"
+            out_bias = yes_no[extra["out_proj_bias"]]
         desc = []
         for op, v in steps:
             desc.append(f"+{v}" if op == "append" else f"truncate {v}")
@@ -587,7 +713,8 @@ def case_table():
         text = ", ".join(d if c == 1 else f"{d} ×{c}" for d, c in compact)
         total = sum(v for op, v in steps if op == "append")
         lines.append(f"| `{name}` | {module} | {dtype_name} | {SEED_BASE + index} | {d_in} | "
-                     f"{d_out} | {ctx} | {heads} | {'yes' if bias else 'no'} | {batch} | "
+                     f"{d_out} | {ctx} | {heads} | {kv} | {theta} | {yes_no[bias]} | "
+                     f"{out_bias} | {batch} | "
                      f"{text} | {total} | {COVERS[name]} |")
     return "\n".join(lines)
 
@@ -596,9 +723,10 @@ README_HEAD = r"""# KV-cache reference fixtures
 
 Generated by PyTorch with `tools/make_kv_fixtures.py` from the book-equivalent
 modules of `tools/reference_modules.py` (`CausalAttention`,
-`MultiHeadAttentionWrapper`, `MultiHeadAttention`) and, in the generator,
-cached forwards written as in the KV-cache bonus code of the book
-(LLMs-from-scratch, `ch04/03_kv-cache`). Regenerate (this deletes every
+`MultiHeadAttentionWrapper`, `MultiHeadAttention` of chapter 3 and
+`GroupedQueryAttention` of the book's Llama code, `ch05/07_gpt_to_llama`)
+and, in the generator, cached forwards written as in the KV-cache bonus code
+of the book (LLMs-from-scratch, `ch04/03_kv-cache`). Regenerate (this deletes every
 `*.json` here first) with Debian's python3, which provides PyTorch:
 
     /usr/bin/python3 tools/make_kv_fixtures.py
@@ -695,7 +823,7 @@ One JSON object per file (compact, one line):
 | --- | --- |
 | `generated_by` | one sentence: script, torch version, generator and seed, constructor call, cached forward |
 | `name` | case name (= file name without `.json`) |
-| `module` | `causal_attention`, `multi_head_attention_wrapper` or `multi_head_attention` |
+| `module` | `causal_attention`, `multi_head_attention_wrapper`, `multi_head_attention` or `grouped_query_attention` |
 | `dtype` | `float32` or `float64` |
 | `seed` | the generator's fixture seed `s` |
 | `d_in`, `d_out`, `context_length` | constructor arguments |
@@ -704,13 +832,16 @@ One JSON object per file (compact, one line):
 | `batch` | sequences per step |
 | `params` | list, in `state_dict` order (masks excluded), of `{"name", "shape", "stream", "scale_exponent"}` |
 | `input_stream` | `{"stream": 1000, "scale_exponent": 0, "tokens": total tokens drawn}` |
+| `num_kv_heads` | `grouped_query_attention` only: the number of key/value groups (`num_kv_groups` of the book); divides `num_heads` |
+| `rope_theta_base` | `grouped_query_attention` only: RoPE base theta (a number, e.g. 10000 or 500000); `0` means no RoPE |
+| `out_proj_bias` | `grouped_query_attention` only: whether `out_proj` has a bias (a module without one behaves as with a zero bias) |
 | `steps` | list of `{"op": "append", "first_token", "tokens", "cache_size_before", "output": {"shape": [batch, tokens, out_width], "data": [...]}}` or `{"op": "truncate", "size": n}` |
 
 `data` is the flat row-major list of elements, each written as Python
 `float()` of the tensor element (shortest round-tripping repr), so parsing it
 as a double and, for float32 files, converting to float gives back the exact
-element value. `out_width` is `d_out` for `causal_attention` and
-`multi_head_attention`, and `num_heads * d_out` for
+element value. `out_width` is `d_out` for `causal_attention`,
+`multi_head_attention` and `grouped_query_attention`, and `num_heads * d_out` for
 `multi_head_attention_wrapper` (head outputs concatenated in head order).
 
 Parameter names per module (as in `test/data/golden/README.md`):
@@ -720,6 +851,62 @@ Parameter names per module (as in `test/data/golden/README.md`):
 - `multi_head_attention_wrapper`: the same for `heads.<h>.` in head order.
 - `multi_head_attention`: `W_query.*`, `W_key.*`, `W_value.*` (biases only when
   `qkv_bias`), `out_proj.weight`, `out_proj.bias` (always present).
+- `grouped_query_attention`: `W_query.weight` `[d_out][d_in]`, `W_query.bias`,
+  `W_key.weight` and `W_value.weight` `[num_kv_heads * head_dim][d_in]`,
+  `W_key.bias`, `W_value.bias` (the three biases only when `qkv_bias`),
+  `out_proj.weight` `[d_out][d_out]`, `out_proj.bias` (only when
+  `out_proj_bias`); `head_dim = d_out / num_heads`. The cos / sin tables are
+  not parameters (non-persistent buffers) and the mask is excluded.
+
+## Grouped-query attention and RoPE
+
+`grouped_query_attention` is `GroupedQueryAttention` of
+`tools/reference_modules.py`, written from the definitions of the book's
+Llama 3 code (no dropout; biases optional, the book has none):
+
+- `queries = W_query(x)` viewed as `[b][n][num_heads][head_dim]`,
+  `keys = W_key(x)`, `values = W_value(x)` as `[b][n][num_kv_heads][head_dim]`,
+  all transposed to `[b][heads][n][head_dim]`;
+- with RoPE (`rope_theta_base > 0`) queries and keys are rotated:
+  `apply_rope(x, cos, sin) = x * cos + cat(-x2, x1) * sin`, `x1`, `x2` the
+  first and second half of the last axis, `cos` / `sin` rows of the token
+  positions;
+- keys and values are repeated `repeat_interleave(num_heads / num_kv_heads,
+  dim=1)`: query head `h` reads kv group `h / (num_heads / num_kv_heads)`;
+- causal mask, `softmax(scores / sqrt(head_dim))`, context transposed back to
+  `[b][n][d_out]`, `out_proj`.
+
+The RoPE tables are the book's `compute_rope_params(head_dim, theta_base,
+context_length)`, made in the model's dtype:
+
+    inv_freq = 1.0 / (theta_base ** (arange(0, head_dim, 2)[: head_dim // 2].float() / head_dim))
+    positions = arange(context_length)            # in the model dtype
+    angles = positions[:, None] * inv_freq[None, :]
+    angles = cat([angles, angles], dim=1)          # [context_length][head_dim]
+    cos, sin = cos(angles), sin(angles)
+
+Note the book's `.float()`: `inv_freq` is computed and rounded in **float32**
+also for a float64 model (PyTorch's float32 `pow` of the Python scalar
+`theta_base`, then a float32 division); `angles` is then the float64 product
+of float64 positions and those float32 frequencies, so the float64 fixtures
+use float32-rounded frequencies. Three float32 roundings take place: the
+exponent `e = float(i) / float(head_dim)`, the power `p = float(theta_base **
+e)` and `inv_freq = 1.0f / p`; for every case here, computing `p` as
+`static_cast<float>(std::pow(double(theta_base), double(e)))` and then
+`1.0f / p` in float gives PyTorch's `inv_freq` bit for bit, while rounding
+`1.0 / pow(...)` computed in double only once gives a different float in 3
+of the 8 frequencies of head_dim 16 (and 1 of 2 for head_dim 4, theta 500000).
+
+Cached forward (`CachedGroupedQueryAttention` in the generator): the cache
+stores the kv groups only, the keys **after** RoPE (as Hugging Face and the
+book's KV-cache Llama code do) and the values; the new tokens of an append
+take the positions `cache_size_before ..`, so both the new queries and the new
+keys use the `cos` / `sin` rows of those absolute positions, and a truncate to
+`n` makes the next token take position `n`. The whole-sequence output of the
+first `k` tokens is the first append on an empty cache. For
+`gqa_f32_h4_kv4_norope` (kv groups = heads, no RoPE, both biases) the
+generator also checks that the plain forward equals `MultiHeadAttention` with
+the same state_dict (same names and shapes).
 
 ## Cases
 

@@ -91,6 +91,101 @@ class MultiHeadAttention(nn.Module):
         return self.out_proj(context)
 
 
+def compute_rope_params(head_dim, theta_base=10_000, context_length=4096, dtype=torch.float32):
+    """RoPE tables cos, sin [context_length][head_dim] as the book's Llama
+    chapter (ch05/07_gpt_to_llama) defines them: inv_freq is float32 (the
+    book's ``.float()``) whatever ``dtype`` is; positions are in ``dtype``;
+    angles = positions[:, None] * inv_freq[None, :] (type promotion: the wider
+    of the two), duplicated along the last axis."""
+    assert head_dim % 2 == 0, "head_dim must be even for RoPE"
+    inv_freq = 1.0 / (theta_base ** (torch.arange(0, head_dim, 2, dtype=dtype)[: head_dim // 2].float()
+                                     / head_dim))
+    positions = torch.arange(context_length, dtype=dtype)
+    angles = positions[:, None] * inv_freq[None, :]
+    angles = torch.cat([angles, angles], dim=1)
+    return torch.cos(angles), torch.sin(angles)
+
+
+def apply_rope(x, cos, sin, offset=0):
+    """Rotates x [batch][heads][tokens][head_dim] by the rows offset ..
+    offset + tokens - 1 of cos / sin (the book's apply_rope; offset = 0 there,
+    the position of the first token in the book's KV-cache variant):
+    x * cos + cat(-x2, x1) * sin with x1, x2 the two halves of the last axis."""
+    _, _, seq_len, head_dim = x.shape
+    assert head_dim % 2 == 0, "head_dim must be even for RoPE"
+    x1 = x[..., : head_dim // 2]
+    x2 = x[..., head_dim // 2:]
+    cos = cos[offset:offset + seq_len, :].unsqueeze(0).unsqueeze(0)
+    sin = sin[offset:offset + seq_len, :].unsqueeze(0).unsqueeze(0)
+    rotated = torch.cat((-x2, x1), dim=-1)
+    x_rotated = (x * cos) + (rotated * sin)
+    return x_rotated.to(dtype=x.dtype)
+
+
+class GroupedQueryAttention(nn.Module):
+    """Grouped-query attention of the book's Llama 3 code (LLMs-from-scratch,
+    ch05/07_gpt_to_llama): num_kv_groups key/value heads, query head h reads
+    kv group h // (num_heads // num_kv_groups); RoPE on queries and keys when
+    rope_theta_base > 0 (0 = no RoPE). The book has no biases (qkv_bias and
+    out_proj_bias False); both are options here. Unlike the book, the causal
+    mask and the cos / sin tables are buffers of the module (cos / sin not
+    persistent, so not in the state_dict), made in ``dtype``; construct the
+    module in its final dtype (``.to()`` would convert float32 tables)."""
+
+    def __init__(self, d_in, d_out, context_length, num_heads, num_kv_groups,
+                 rope_theta_base=10_000, qkv_bias=False, out_proj_bias=False, dtype=None):
+        super().__init__()
+        assert d_out % num_heads == 0, "d_out must be divisible by num_heads"
+        assert num_heads % num_kv_groups == 0, "num_heads must be divisible by num_kv_groups"
+        self.d_out = d_out
+        self.num_heads = num_heads
+        self.num_kv_groups = num_kv_groups
+        self.group_size = num_heads // num_kv_groups
+        self.head_dim = d_out // num_heads
+        self.rope_theta_base = rope_theta_base
+        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias, dtype=dtype)
+        self.W_key = nn.Linear(d_in, num_kv_groups * self.head_dim, bias=qkv_bias, dtype=dtype)
+        self.W_value = nn.Linear(d_in, num_kv_groups * self.head_dim, bias=qkv_bias, dtype=dtype)
+        self.out_proj = nn.Linear(d_out, d_out, bias=out_proj_bias, dtype=dtype)
+        self.register_buffer(
+            "mask", torch.triu(torch.ones(context_length, context_length), diagonal=1)
+        )
+        if rope_theta_base > 0:
+            cos, sin = compute_rope_params(self.head_dim, rope_theta_base, context_length,
+                                           dtype=dtype if dtype is not None else torch.float32)
+            self.register_buffer("cos", cos, persistent=False)
+            self.register_buffer("sin", sin, persistent=False)
+
+    def rope(self, t, offset=0):
+        """t [b][heads][n][head_dim] rotated for positions offset.., or t without RoPE."""
+        if self.rope_theta_base <= 0:
+            return t
+        assert self.cos.dtype == t.dtype, "construct the module in its dtype (RoPE tables)"
+        return apply_rope(t, self.cos, self.sin, offset)
+
+    def attend(self, queries, keys, values, mask_bool):
+        """queries [b][heads][n][hd], keys / values [b][kv][n_k][hd] -> [b][n][d_out]."""
+        b, _, num_tokens, _ = queries.shape
+        keys = keys.repeat_interleave(self.group_size, dim=1)
+        values = values.repeat_interleave(self.group_size, dim=1)
+        scores = queries @ keys.transpose(2, 3)
+        scores = scores.masked_fill(mask_bool, -torch.inf)
+        weights = torch.softmax(scores / self.head_dim ** 0.5, dim=-1)
+        context = (weights @ values).transpose(1, 2).reshape(b, num_tokens, self.d_out)
+        return self.out_proj(context)
+
+    def forward(self, x):
+        b, num_tokens, _ = x.shape
+        queries = self.W_query(x).view(b, num_tokens, self.num_heads, self.head_dim)
+        keys = self.W_key(x).view(b, num_tokens, self.num_kv_groups, self.head_dim)
+        values = self.W_value(x).view(b, num_tokens, self.num_kv_groups, self.head_dim)
+        queries = self.rope(queries.transpose(1, 2))
+        keys = self.rope(keys.transpose(1, 2))
+        values = values.transpose(1, 2)
+        return self.attend(queries, keys, values,
+                           self.mask.bool()[:num_tokens, :num_tokens])
+
+
 BOOK_INPUTS = [
     [0.43, 0.15, 0.89],  # Your
     [0.55, 0.87, 0.66],  # journey
@@ -130,5 +225,36 @@ def _sanity():
     return ok
 
 
+def _gqa_sanity():
+    """GroupedQueryAttention with num_kv_groups == num_heads and no RoPE is
+    MultiHeadAttention (same weights); RoPE keeps position 0 and norms."""
+    ok = True
+    torch.manual_seed(123)
+    for dtype in (torch.float32, torch.float64):
+        mha = MultiHeadAttention(8, 12, 10, 0.0, num_heads=3, qkv_bias=True).to(dtype).eval()
+        gqa = GroupedQueryAttention(8, 12, 10, 3, 3, rope_theta_base=0, qkv_bias=True,
+                                    out_proj_bias=True, dtype=dtype).eval()
+        with torch.no_grad():
+            for name in ("W_query", "W_key", "W_value", "out_proj"):
+                getattr(gqa, name).weight.copy_(getattr(mha, name).weight)
+                getattr(gqa, name).bias.copy_(getattr(mha, name).bias)
+            x = torch.rand(2, 7, 8, dtype=dtype)
+            diff = float((gqa(x) - mha(x)).abs().max())
+        good = diff <= (1e-6 if dtype == torch.float32 else 1e-14)
+        ok &= good
+        print(f"{'OK  ' if good else 'FAIL'} GroupedQueryAttention(kv = heads, no RoPE) == "
+              f"MultiHeadAttention ({dtype}): max |diff| {diff:.3g}")
+    cos, sin = compute_rope_params(6, 10_000, 5, dtype=torch.float64)
+    x = torch.rand(1, 2, 5, 6, dtype=torch.float64)
+    y = apply_rope(x, cos, sin)
+    x1, x2, y1, y2 = x[..., :3], x[..., 3:], y[..., :3], y[..., 3:]
+    good = (torch.equal(y[:, :, 0], x[:, :, 0])
+            and torch.allclose(y1 ** 2 + y2 ** 2, x1 ** 2 + x2 ** 2, rtol=1e-12, atol=0)
+            and compute_rope_params(6, 10_000, 5, dtype=torch.float64)[0].dtype == torch.float64)
+    ok &= good
+    print(f"{'OK  ' if good else 'FAIL'} apply_rope: position 0 unchanged, pair norms kept")
+    return ok
+
+
 if __name__ == "__main__":
-    raise SystemExit(0 if _sanity() else 1)
+    raise SystemExit(0 if (_sanity() & _gqa_sanity()) else 1)
