@@ -247,10 +247,10 @@ struct grouped_query_attention {
     } else if constexpr (detail::rope_tables_at_compile_time<layout_head_dim_, ContextLength>) {
       constexpr const auto& t =
           detail::rope_table_v<T, layout_head_dim_, ContextLength, rope_theta_base>;
-      return detail::rope_tables<T>{t.cos, t.sin};
+      return detail::rope_tables<T>{t.cos, t.sin, true};
     } else {
       const auto& t = detail::rope_runtime_table<T, layout_head_dim_, ContextLength, rope_theta_base>();
-      return detail::rope_tables<T>{t.cos, t.sin};
+      return detail::rope_tables<T>{t.cos, t.sin, true};
     }
   }
   /// The module for the orchestration (detail/attention.hpp): one group of

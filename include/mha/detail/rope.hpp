@@ -151,12 +151,13 @@ constexpr void fill_rope_tables(T* cos, T* sin, std::size_t head_dim, std::size_
 }
 
 /// The rotation tables of a module: cos and sin [positions][head_dim / 2]
-/// (see fill_rope_tables). cos == nullptr: no RoPE (an mha::dynamic module
-/// built without it).
+/// (see fill_rope_tables). enabled false: no RoPE (an mha::dynamic module
+/// built without it; the pointers are then not read).
 template <class T>
 struct rope_tables {
   const T* cos;
   const T* sin;
+  bool enabled;
 };
 /// The module has no RoPE (a compile-time choice: nothing is rotated).
 struct no_rope_tables {};
@@ -223,7 +224,7 @@ template <class T, class HeadDim, class Heads>
 constexpr void apply_rope(const rope_tables<T>& rope, T* x, std::size_t rows,
                           std::size_t row_stride, std::size_t feature_stride, Heads heads,
                           HeadDim head_dim, std::size_t first_position) noexcept {
-  if (rope.cos == nullptr) return;
+  if (!rope.enabled) return;
   const std::size_t half = head_dim / 2;
   for (std::size_t r = 0; r < rows; ++r) {
     const T* const c = rope.cos + (first_position + r) * half;

@@ -177,8 +177,7 @@ class grouped_query_attention : public detail::dynamic_module<grouped_query_atte
                                              w_key.weight.data(),   bias(w_key),
                                              w_value.weight.data(), bias(w_value), dropout};
     const std::size_t hd = head_dim();
-    const detail::rope_tables<T> rope{rope_.enabled() ? rope_cos_.data() : nullptr,
-                                      rope_.enabled() ? rope_sin_.data() : nullptr};
+    const detail::rope_tables<T> rope{rope_cos_.data(), rope_sin_.data(), rope_.enabled()};
     return detail::make_grouped_spec<T>(
         d_in_, hd, num_heads_, num_kv_heads_, [w](std::size_t) { return w; },
         detail::out_weights<T, const T*>{out_proj.weight.data(), out_proj.bias.data()},
