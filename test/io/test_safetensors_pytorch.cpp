@@ -672,7 +672,7 @@ TEST_CASE("checkpoint_format::detect, the default, takes the format from the met
     const auto u = try_load<book_model>(with_metadata(book_bytes, {{"checkpoint_format", bad}}));
     INFO(u.message);
     CHECK(u.code == load_errc::hyperparameter);
-    CHECK(contains(u.message, "not book, pytorch_multihead, gpt2 or neox"));
+    CHECK(contains(u.message, "not book, pytorch_multihead, gpt2, neox or llama"));
     CHECK(!contains(u.message, "load_options::format"));
   }
   using gpt2_model = mha::multi_head_attention<float, 12, 12, 10, 3, true>;

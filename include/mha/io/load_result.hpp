@@ -41,22 +41,35 @@ enum class checkpoint_format {
   /// buffers are ignored; a `rotary_emb.inv_freq` buffer is an error (rotary
   /// position embeddings are not part of mha's attention).
   neox,
+  /// Hugging Face LlamaAttention / MistralAttention / Qwen2Attention (usually
+  /// with a prefix like "model.layers.0.self_attn."), loaded into
+  /// mha::grouped_query_attention (or a multi-head model: num_kv_heads =
+  /// num_heads): `q_proj.weight` [num_heads*head_dim][d_in], `k_proj.weight`,
+  /// `v_proj.weight` [num_kv_heads*head_dim][d_in], `o_proj.weight`
+  /// [d_out][num_heads*head_dim]; `q_proj.bias`, `k_proj.bias`, `v_proj.bias`
+  /// exactly when the model has qkv_bias (Qwen2), else load_errc::qkv_bias;
+  /// `o_proj.bias` optional (Llama has none: out_proj.bias is then set to
+  /// zero). Q/K rows in the rotate-half RoPE layout unless
+  /// load_options::rope_layout says otherwise; a `rotary_emb.inv_freq`
+  /// buffer is ignored for a model with RoPE and an error without.
+  llama,
   /// Not a format of its own (load_options' default): the loader takes the
   /// file's `__metadata__` `checkpoint_format` when it records one, else the
   /// format whose tensor names the file has under the prefix: `in_proj_weight`
   /// is pytorch_multihead, `c_attn.weight` gpt2, `query_key_value.weight`
-  /// neox, anything else book.
+  /// neox, `q_proj.weight` llama, anything else book.
   detect,
 };
 
 /// Readable name of a checkpoint_format ("book", "pytorch_multihead", "gpt2",
-/// "neox", "detect"): for the four formats also their value in a file's `__metadata__` (`checkpoint_format`).
+/// "neox", "llama", "detect"): for the five formats also their value in a file's `__metadata__` (`checkpoint_format`).
 constexpr const char* to_string(checkpoint_format f) noexcept {
   switch (f) {
     case checkpoint_format::book: return "book";
     case checkpoint_format::pytorch_multihead: return "pytorch_multihead";
     case checkpoint_format::gpt2: return "gpt2";
     case checkpoint_format::neox: return "neox";
+    case checkpoint_format::llama: return "llama";
     case checkpoint_format::detect: return "detect";
   }
   return "unknown";
@@ -93,6 +106,32 @@ constexpr const char* to_string(qkv_layout l) noexcept {
   return "unknown";
 }
 
+/// Row order of the query and key projections of a checkpoint with rotary
+/// position embeddings (RoPE), within each head of head_dim rows.
+enum class rope_layout {
+  /// Rotate-half: feature i is rotated with feature i + head_dim/2 (Hugging
+  /// Face's rotate_half, the book's Llama chapter, mha's RoPE). Loaded as stored.
+  half,
+  /// Adjacent pairs: features (2i, 2i+1) are rotated together (Meta's original
+  /// Llama checkpoints, consolidated.*.pth, whose apply_rotary_emb views pairs
+  /// as complex numbers). The loader permutes the rows of the query weight
+  /// (per query head) and the key weight (per key/value head), and of their
+  /// biases, into the half layout: destination row h*head_dim + c*(head_dim/2)
+  /// + i <- source row h*head_dim + 2i + c (c in {0, 1}, i < head_dim/2), the
+  /// inverse of `permute` in Hugging Face's convert_llama_weights_to_hf.py.
+  /// Needs a model with RoPE and an even head_dim (else load_errc::layout).
+  interleaved,
+};
+
+/// Readable name of a rope_layout ("half", "interleaved").
+constexpr const char* to_string(rope_layout l) noexcept {
+  switch (l) {
+    case rope_layout::half: return "half";
+    case rope_layout::interleaved: return "interleaved";
+  }
+  return "unknown";
+}
+
 /// What went wrong in a load (load_errc::none on success).
 enum class load_errc {
   none = 0,
@@ -109,7 +148,7 @@ enum class load_errc {
   mask,               ///< the book's `mask` buffer is not the causal mask of the model's context_length
   model,              ///< the model cannot take this format (e.g. no out_proj), or its run-time shapes are inconsistent
   hyperparameter,     ///< the file's __metadata__ (num_heads, d_in, ...) or load_options::expected_num_heads disagree with the model or the options
-  layout,             ///< the fused QKV layout is neither given nor recorded (neox), or given for a format without a fused weight
+  layout,             ///< the fused QKV layout is neither given nor recorded (neox), or given for a format without a fused weight; rope_layout::interleaved for a model without RoPE or with an odd head_dim
 };
 
 /// Readable name of a load_errc ("shape", "missing_tensor", ...).
@@ -139,7 +178,7 @@ constexpr const char* to_string(load_errc e) noexcept {
 /// Hyperparameters: a safetensors file records tensor shapes but not the head
 /// count, so a checkpoint of 4 heads loads into a model of 8 heads (same d_in,
 /// d_out) without a shape error and gives wrong outputs. The loader checks the
-/// `__metadata__` keys `num_heads`, `d_in`, `d_out`, `qkv_bias`,
+/// `__metadata__` keys `num_heads`, `num_kv_heads`, `d_in`, `d_out`, `qkv_bias`,
 /// `checkpoint_format` and `qkv_layout` against the model and the options when
 /// the file has them (a `context_length` below the model's is a warning: no
 /// weight depends on it) (tools/ writes them; see
@@ -155,6 +194,9 @@ struct load_options {
   bool allow_non_finite = false;    ///< accept NaN/inf (and values overflowing T) in weights
   /// Row order of the fused QKV weight (pytorch_multihead, gpt2, neox); see qkv_layout.
   qkv_layout layout = qkv_layout::unspecified;
+  /// Row order of the query/key weights and biases for RoPE (book and llama
+  /// formats); see mha::io::rope_layout. Default: as stored (rotate-half).
+  mha::io::rope_layout rope_layout = mha::io::rope_layout::half;
   /// The checkpoint's head count when you know it (e.g. from the model's
   /// config.json) and the file does not record it: the load fails
   /// (load_errc::hyperparameter) unless the model has this many heads. 0: not given.

@@ -76,6 +76,11 @@ inline bool parse_flag(const std::string& s, bool& v) noexcept {
   return false;
 }
 
+/// The formats a file's `__metadata__` `checkpoint_format` can name.
+inline constexpr checkpoint_format stored_formats[] = {
+    checkpoint_format::book, checkpoint_format::pytorch_multihead, checkpoint_format::gpt2,
+    checkpoint_format::neox, checkpoint_format::llama};
+
 /// Checks the hyperparameters the file records in `__metadata__` (unless
 /// opt.ignore_metadata) and opt.expected_num_heads against the model `d` and
 /// the options; sets `layout` to the fused QKV layout to use (the options',
@@ -109,7 +114,8 @@ error check_hyperparameters(const header_info& h, const attention_desc<T>& d,
     };
     const std::string model_is = "the model's: " + d.model_name;
     const std::pair<const char*, std::size_t> counts[] = {
-        {"num_heads", d.num_heads}, {"d_in", d.d_in}, {"d_out", d.d_out}};
+        {"num_heads", d.num_heads}, {"num_kv_heads", d.num_kv_heads}, {"d_in", d.d_in},
+        {"d_out", d.d_out}};
     for (const auto& [key, value] : counts) {
       const std::string* v = h.metadata_value(key);
       if (v == nullptr) continue;
@@ -136,11 +142,9 @@ error check_hyperparameters(const header_info& h, const attention_desc<T>& d,
     }
     if (const std::string* v = h.metadata_value("checkpoint_format")) {
       bool known = false;
-      for (const auto f : {checkpoint_format::book, checkpoint_format::pytorch_multihead,
-                           checkpoint_format::gpt2, checkpoint_format::neox})
-        known = known || *v == to_string(f);
+      for (const auto f : stored_formats) known = known || *v == to_string(f);
       if (!known)
-        return unreadable("checkpoint_format", *v, "book, pytorch_multihead, gpt2 or neox");
+        return unreadable("checkpoint_format", *v, "book, pytorch_multihead, gpt2, neox or llama");
       if (*v != to_string(format))
         return mismatch("checkpoint_format", *v, to_string(format), "load_options::format");
     }
@@ -171,6 +175,7 @@ inline constexpr std::pair<checkpoint_format, const char*> format_names[] = {
     {checkpoint_format::pytorch_multihead, "in_proj_weight"},
     {checkpoint_format::gpt2, "c_attn.weight"},
     {checkpoint_format::neox, "query_key_value.weight"},
+    {checkpoint_format::llama, "q_proj.weight"},
     {checkpoint_format::book, "W_query.weight"},
     {checkpoint_format::book, "heads.0.W_query.weight"},
 };
@@ -193,8 +198,7 @@ MHA_DETAIL_ISA_TAG inline checkpoint_format resolve_format(const header_info& h,
   if (opt.format != checkpoint_format::detect) return opt.format;
   if (!opt.ignore_metadata)
     if (const std::string* v = h.metadata_value("checkpoint_format"))
-      for (const auto f : {checkpoint_format::book, checkpoint_format::pytorch_multihead,
-                           checkpoint_format::gpt2, checkpoint_format::neox})
+      for (const auto f : stored_formats)
         if (*v == to_string(f)) return f;
   const checkpoint_format fit = format_of_names(h, opt.prefix);
   return fit == checkpoint_format::detect ? checkpoint_format::book : fit;
@@ -261,6 +265,21 @@ MHA_DETAIL_ISA_TAG inline std::string head_count_hint(const header_info& h,
          std::to_string(file_heads - 1) + "), the model num_heads = " + std::to_string(num_heads);
 }
 
+/// For a shape error of a grouped-query key/value weight: "; the file's N
+/// rows are F key/value heads of head_dim D, the model has num_kv_heads = K
+/// (num_kv_heads * head_dim = K*D rows)"; empty for other tensors.
+template <class T>
+std::string kv_heads_hint(const tensor_entry& e, const planned_tensor<T>& t) {
+  if (t.kv_head_dim == 0 || e.shape.size() != 2) return {};
+  const std::size_t rows = static_cast<std::size_t>(e.shape[0]);
+  const std::string hd = std::to_string(t.kv_head_dim);
+  return "; the file's " + std::to_string(rows) + " rows are " +
+         (rows % t.kv_head_dim == 0 ? std::to_string(rows / t.kv_head_dim) + " key/value heads"
+                                    : std::string("no whole number of key/value heads")) +
+         " of head_dim " + hd + ", the model has num_kv_heads = " + std::to_string(t.kv_heads) +
+         " (" + std::to_string(t.kv_heads * t.kv_head_dim) + " rows)";
+}
+
 /// The loader: validate the whole header, check the hyperparameters and every
 /// needed tensor, read and convert them into scratch buffers, and only then
 /// copy into the model. Appends what it could not verify to `warnings`.
@@ -276,8 +295,18 @@ error load_into(byte_source& src, Model& model, const load_options& opt,
   qkv_layout layout = qkv_layout::unspecified;
   const checkpoint_format format = resolve_format(h, opt);
   if (auto e = check_hyperparameters(h, desc, opt, format, layout, warnings)) return e;
+  if (opt.rope_layout == rope_layout::interleaved) {
+    const std::size_t hd = desc.d_out / (desc.num_heads == 0 ? 1 : desc.num_heads);
+    if (!desc.has_rope || hd % 2 != 0)
+      return make_error(load_errc::layout, "",
+                        "load_options::rope_layout is rope_layout::interleaved, but the model (" +
+                            desc.model_name + ") " +
+                            (desc.has_rope ? "has an odd head_dim = " + std::to_string(hd)
+                                           : std::string("has no RoPE")) +
+                            ": the rows of its queries and keys are not rotated in pairs");
+  }
   plan<T> p;
-  if (auto e = make_plan(desc, format, layout, opt.prefix, p)) return e;
+  if (auto e = make_plan(desc, format, layout, opt.rope_layout, opt.prefix, p)) return e;
 
   // Presence: missing weights, biases the model lacks (qkv_bias mismatch).
   for (const auto& t : p.tensors) {
@@ -350,12 +379,18 @@ error load_into(byte_source& src, Model& model, const load_options& opt,
                             (desc.type == attention_desc<T>::kind::wrapper
                                  ? ", num_heads " + std::to_string(desc.num_heads)
                                  : std::string()) +
-                            ")");
+                            ")" + kv_heads_hint(*e, t));
     if (auto err = read_converted<T>(src, h, *e, opt.allow_non_finite, scratch[i])) return err;
   }
   // Commit: cannot fail.
   for (std::size_t i = 0; i < p.tensors.size(); ++i) {
     const auto& buf = scratch[i];
+    if (buf.empty() && p.tensors[i].kind == role::optional && h.find(p.tensors[i].name) == nullptr) {
+      for (const auto& s : p.tensors[i].sinks)  // absent optional tensor: zero
+        for (std::size_t r = 0; r < s.rows; ++r)
+          for (std::size_t c = 0; c < s.cols; ++c) s.dest[r * s.cols + c] = T{};
+      continue;
+    }
     if (buf.empty()) continue;
     for (const auto& s : p.tensors[i].sinks)
       for (std::size_t r = 0; r < s.rows; ++r)
@@ -371,8 +406,8 @@ constexpr void check_loadable() noexcept {
                 "mha::io::load_safetensors: the model must be an attention module with a "
                 "parameter_description() (mha/parameters.hpp) and the attention hyperparameters "
                 "d_in, d_out, context_length, num_heads, qkv_bias: mha::causal_attention, "
-                "multi_head_attention_wrapper, multi_head_attention, fused_multi_head_attention "
-                "or one of their mha::dynamic twins");
+                "multi_head_attention_wrapper, multi_head_attention, fused_multi_head_attention, "
+                "grouped_query_attention or one of their mha::dynamic twins");
 }
 
 }  // namespace MHA_DETAIL_ISA
@@ -386,7 +421,9 @@ constexpr void check_loadable() noexcept {
 /// tensors are read and checked into scratch buffers before any is copied).
 ///
 /// Model: mha::causal_attention, multi_head_attention_wrapper,
-/// multi_head_attention, fused_multi_head_attention (any template arguments),
+/// multi_head_attention, fused_multi_head_attention, grouped_query_attention
+/// (any template arguments; its out_proj.bias is optional in the book and
+/// llama formats and set to zero when the file has none),
 /// or their mha::dynamic twins (when exceptions are enabled); in general any
 /// module with a parameter_description() and the attention hyperparameters:
 /// the plan is made from its parameter walk (mha/parameters.hpp; in

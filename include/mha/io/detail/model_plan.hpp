@@ -51,6 +51,7 @@ enum class role {
   forbidden,  ///< must be absent (a bias the model does not have: qkv_bias mismatch)
   mask,       ///< optional; if present must be the causal mask [context][context]
   ignored,    ///< optional; accepted and not read (GPT-2's attn.bias / masked_bias)
+  optional,   ///< like weight when present; when absent its sinks are set to zero (Llama's o_proj.bias)
 };
 
 template <class T>
@@ -62,6 +63,10 @@ struct planned_tensor {
   std::string why;  ///< for forbidden/weight: the model fact behind it, for messages
   bool is_qkv_bias = false;  ///< a query/key/value bias (absence is a qkv_bias mismatch)
   load_errc forbidden_code = load_errc::qkv_bias;  ///< for forbidden: the error when present
+  /// For a key/value weight of a grouped-query model: head_dim (its rows are
+  /// num_kv_heads * head_dim; a shape error names both head counts). 0: none.
+  std::size_t kv_head_dim = 0;
+  std::size_t kv_heads = 0;  ///< with kv_head_dim: the model's num_kv_heads
 };
 
 /// The tensors one model needs (built by plan_for, consumed by the loader).
@@ -96,6 +101,9 @@ template <class T>
 struct attention_desc {
   enum class kind { single, wrapper, multi } type = kind::single;
   std::size_t d_in = 0, d_out = 0, context_length = 0, num_heads = 1;
+  std::size_t num_kv_heads = 1;  ///< key/value heads: num_heads unless grouped-query
+  bool grouped = false;          ///< a grouped-query attention (has num_kv_heads)
+  bool has_rope = false;         ///< the model rotates queries and keys (RoPE)
   bool qkv_bias = false;
   std::vector<linear_ref<T>> q, k, v;  ///< one per head for the wrapper, else one
   linear_ref<T> out_proj;              ///< multi only
@@ -127,6 +135,32 @@ planned_tensor<T> other_tensor(std::string name, role kind, std::string why = {}
 template <class T>
 sink<T> copy_sink(T* dest, std::size_t rows, std::size_t cols, std::size_t src_offset = 0) {
   return {dest, rows, cols, src_offset, cols, 1};
+}
+
+/// Sinks of a query or key weight [rows][in] (or, with in = 1, its bias
+/// [rows]) into `dest`, rows in heads of `hd`: a plain copy for
+/// rope_layout::half; for rope_layout::interleaved (Meta's adjacent pairs)
+/// destination row h*hd + c*(hd/2) + i <- source row h*hd + 2i + c (c in {0,
+/// 1}, i < hd/2). Hugging Face's convert_llama_weights_to_hf.py makes its
+/// rotate-half checkpoints from Meta's with
+///   permute(w, n_heads, dim1, dim2) = w.view(n_heads, dim1 // n_heads // 2, 2,
+///   dim2).transpose(1, 2).reshape(dim1, dim2),
+/// i.e. its row h*hd + c*(hd/2) + i is Meta's row h*hd + 2i + c: the same map.
+template <class T>
+std::vector<sink<T>> rope_sinks(T* dest, std::size_t rows, std::size_t in, std::size_t hd,
+                                bool bias, rope_layout rl) {
+  if (rl == rope_layout::half || hd < 2) return {copy_sink(dest, bias ? 1 : rows, bias ? rows : in)};
+  std::vector<sink<T>> out;
+  const std::size_t half = hd / 2;
+  for (std::size_t h = 0; h < rows / hd; ++h)
+    for (std::size_t c = 0; c < 2; ++c) {
+      const std::size_t dst = h * hd + c * half, src = h * hd + c;
+      if (bias)  // one row of half values, every second source value
+        out.push_back(sink<T>{dest + dst, 1, half, src, 0, 2});
+      else  // half rows, every second source row
+        out.push_back(sink<T>{dest + dst * in, half, in, src * in, 2 * in, 1});
+    }
+  return out;
 }
 
 /// nn.Linear-named tensors `<base>.weight` [out][in] and `<base>.bias` [out].
@@ -177,10 +211,16 @@ std::vector<sink<T>> fused_sinks(const attention_desc<T>& d, qkv_layout layout, 
 /// or recorded; unspecified = the format's own), names prefixed with `prefix`.
 template <class T>
 error make_plan(const attention_desc<T>& d, checkpoint_format format, qkv_layout layout,
-                const std::string& prefix, plan<T>& p) {
+                rope_layout rl, const std::string& prefix, plan<T>& p) {
   using desc_kind = typename attention_desc<T>::kind;
   p.context_length = d.context_length;
   const std::size_t E = d.d_out;
+  const std::size_t hd = d.d_out / (d.num_heads == 0 ? 1 : d.num_heads);
+  // A grouped-query key/value weight: a shape error names both head counts.
+  const auto kv_weight = [&](planned_tensor<T> t) {
+    if (d.grouped) t.kv_head_dim = hd, t.kv_heads = d.num_kv_heads;
+    return t;
+  };
   switch (format) {
     case checkpoint_format::detect:  // resolved before (resolve_format); book's names
     case checkpoint_format::book: {
@@ -230,9 +270,70 @@ error make_plan(const attention_desc<T>& d, checkpoint_format format, qkv_layout
           for (const auto x : e.shape) n *= static_cast<std::size_t>(x);
           const bool qkv = ends_with(e.name, "W_query.bias") || ends_with(e.name, "W_key.bias") ||
                            ends_with(e.name, "W_value.bias");
-          p.tensors.push_back(weight_tensor<T>(name, e.shape, {copy_sink(e.data, 1, n)},
-                                               qkv ? "the model has qkv_bias = true" : ""));
+          const bool rotated = d.has_rope && (ends_with(e.name, "W_query.weight") ||
+                                              ends_with(e.name, "W_key.weight") ||
+                                              ends_with(e.name, "W_query.bias") ||
+                                              ends_with(e.name, "W_key.bias"));
+          const bool is_bias = e.shape.size() == 1;
+          auto t = weight_tensor<T>(
+              name, e.shape,
+              rotated ? rope_sinks(e.data, static_cast<std::size_t>(e.shape[0]),
+                                   is_bias ? 1 : static_cast<std::size_t>(e.shape[1]), hd, is_bias, rl)
+                      : std::vector<sink<T>>{copy_sink(e.data, 1, n)},
+              qkv ? "the model has qkv_bias = true" : "");
+          // The book's GroupedQueryAttention (and Llama) have no out_proj bias.
+          if (d.grouped && e.name == "out_proj.bias") t.kind = role::optional;
+          if (ends_with(e.name, "W_key.weight") || ends_with(e.name, "W_value.weight"))
+            t = kv_weight(std::move(t));
+          p.tensors.push_back(std::move(t));
         }
+      }
+      return {};
+    }
+    case checkpoint_format::llama: {
+      if (d.type != desc_kind::multi)
+        return make_error(load_errc::model, "",
+                          "checkpoint_format::llama holds a multi-head attention with q_proj, "
+                          "k_proj, v_proj and o_proj; load it into mha::grouped_query_attention "
+                          "(or a multi-head attention), not into " + d.model_name);
+      if (layout != qkv_layout::unspecified)
+        return make_error(load_errc::layout, "",
+                          std::string("load_options::layout is qkv_layout::") + to_string(layout) +
+                              ", but checkpoint_format::llama stores q_proj, k_proj and v_proj as "
+                              "separate tensors (the layout applies to pytorch_multihead, gpt2 and neox)");
+      const std::size_t kvw = d.num_kv_heads * hd;
+      const char* names[3] = {"q_proj", "k_proj", "v_proj"};
+      const linear_ref<T>* parts[3] = {&d.q[0], &d.k[0], &d.v[0]};
+      for (std::size_t i = 0; i < 3; ++i) {
+        const std::size_t rows = i == 0 ? E : kvw;
+        const bool rotated = d.has_rope && i < 2;
+        const rope_layout r = rotated ? rl : rope_layout::half;
+        const std::string base = prefix + names[i];
+        auto w = weight_tensor<T>(base + ".weight", {rows, d.d_in},
+                                  rope_sinks(parts[i]->weight, rows, d.d_in, hd, false, r));
+        p.tensors.push_back(i == 0 ? std::move(w) : kv_weight(std::move(w)));
+        if (d.qkv_bias)
+          p.tensors.push_back(weight_tensor<T>(base + ".bias", {rows},
+                                               rope_sinks(parts[i]->bias, rows, 1, hd, true, r),
+                                               "the model has qkv_bias = true"));
+        else
+          p.tensors.push_back(other_tensor<T>(base + ".bias", role::forbidden,
+                                              "the model has qkv_bias = false"));
+      }
+      p.tensors.push_back(weight_tensor<T>(prefix + "o_proj.weight", {E, E},
+                                           {copy_sink(d.out_proj.weight, E, E)}));
+      auto o_bias = weight_tensor<T>(prefix + "o_proj.bias", {E}, {copy_sink(d.out_proj.bias, 1, E)});
+      o_bias.kind = role::optional;  // Llama has none: zero
+      p.tensors.push_back(std::move(o_bias));
+      if (d.has_rope) {
+        p.tensors.push_back(other_tensor<T>(prefix + "rotary_emb.inv_freq", role::ignored));
+      } else {
+        auto rotary = other_tensor<T>(
+            prefix + "rotary_emb.inv_freq", role::forbidden,
+            "the checkpoint applies rotary position embeddings to the queries and keys, but the "
+            "model (" + d.model_name + ") has no RoPE: its outputs would differ");
+        rotary.forbidden_code = load_errc::unexpected_tensor;
+        p.tensors.push_back(std::move(rotary));
       }
       return {};
     }
@@ -248,6 +349,12 @@ error make_plan(const attention_desc<T>& d, checkpoint_format format, qkv_layout
                           "attention with out_proj; load it into mha::multi_head_attention, "
                           "mha::fused_multi_head_attention or mha::dynamic::multi_head_attention, "
                           "not into " + d.model_name);
+      if (d.num_kv_heads != d.num_heads)
+        return make_error(load_errc::model, "",
+                          std::string("checkpoint_format::") + fmt + " packs as many key/value "
+                          "heads as query heads, but " + d.model_name + " has num_heads = " +
+                          std::to_string(d.num_heads) + ", num_kv_heads = " +
+                          std::to_string(d.num_kv_heads));
       const std::string w_name =
           prefix + (torch ? "in_proj_weight" : gpt2 ? "c_attn.weight" : "query_key_value.weight");
       const std::string b_name =
@@ -313,6 +420,8 @@ error make_plan(const attention_desc<T>& d, checkpoint_format format, qkv_layout
 
 /// The attention hyperparameters of `m`: static members of a fixed-size
 /// module (M::d_in), member functions of an mha::dynamic one (m.d_in()).
+/// Of a grouped-query attention also num_kv_heads and whether it has RoPE
+/// (M::has_rope, m.rope().enabled()); other models have num_kv_heads = num_heads.
 template <class M, class T>
 void read_hyperparameters(const M& m, attention_desc<T>& d) {
   if constexpr (requires { m.d_in(); }) {
@@ -321,6 +430,12 @@ void read_hyperparameters(const M& m, attention_desc<T>& d) {
   } else {
     d.d_in = M::d_in, d.d_out = M::d_out, d.context_length = M::context_length;
     d.num_heads = M::num_heads, d.qkv_bias = M::qkv_bias;
+  }
+  d.num_kv_heads = d.num_heads;
+  if constexpr (requires { m.num_kv_heads(); m.rope().enabled(); }) {
+    d.grouped = true, d.num_kv_heads = m.num_kv_heads(), d.has_rope = m.rope().enabled();
+  } else if constexpr (requires { M::num_kv_heads; M::has_rope; }) {
+    d.grouped = true, d.num_kv_heads = M::num_kv_heads, d.has_rope = M::has_rope;
   }
 }
 
@@ -460,12 +575,15 @@ error describe(Model& model, attention_desc<T>& d) {
       return make_error(load_errc::model, "",
                         d.model_name + " has out_proj but no " + part +
                             ".weight or in_proj_weight parameter");
-    if (auto e = mismatch(w, {E, in}, std::string(part) + ".weight")) return e;
+    // key/value: num_kv_heads * head_dim rows (E unless grouped-query)
+    const std::size_t rows =
+        part[2] == 'q' ? E : d.num_kv_heads * (E / (d.num_heads == 0 ? 1 : d.num_heads));
+    if (auto e = mismatch(w, {rows, in}, std::string(part) + ".weight")) return e;
     if (d.qkv_bias)
-      if (auto e = mismatch(b, {E}, std::string(part) + ".bias")) return e;
+      if (auto e = mismatch(b, {rows}, std::string(part) + ".bias")) return e;
     if (auto e = extra_bias(b)) return e;
     (part[2] == 'q' ? d.q : part[2] == 'k' ? d.k : d.v)
-        .push_back(linear_ref<T>{w->data, b ? b->data : nullptr, E, in, b != nullptr});
+        .push_back(linear_ref<T>{w->data, b ? b->data : nullptr, rows, in, b != nullptr});
   }
   return {};
 }
