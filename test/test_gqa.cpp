@@ -404,8 +404,15 @@ TEST_CASE("mha::dynamic::grouped_query_attention: errors name the numbers", "[gq
   REQUIRE_THROWS_WITH(D(8, 16, 12, 4, 2, false, mha::dynamic::rope_config{-5.0}),
                       Contains("theta_base"));
   REQUIRE_NOTHROW(D(8, 12, 12, 4, 2));  // odd head_dim without RoPE
+  // a number where qkv_bias goes (the RoPE base as mha::rope<10000> writes it) is refused
   STATIC_REQUIRE_FALSE(std::is_constructible_v<D, std::size_t, std::size_t, std::size_t,
                                                std::size_t, std::size_t, double>);
+  STATIC_REQUIRE_FALSE(std::is_constructible_v<D, int, int, int, int, int, int>);
+  STATIC_REQUIRE(std::is_constructible_v<D, int, int, int, int, int, bool>);
+  // the checks run in a defined order on every compiler: sizes first
+  REQUIRE_THROWS_WITH(D(0, 8, 4, 0, 1), Contains("d_in must be greater than 0"));
+  REQUIRE_THROWS_WITH(mha::dynamic::multi_head_attention<float>(0, 8, 4, 0),
+                      Contains("d_in must be greater than 0"));
   // a cache made for another module's key/value heads
   D m(8, 16, 12, 4, 2);
   mha::dynamic::multi_head_attention<float> full(8, 16, 12, 4);

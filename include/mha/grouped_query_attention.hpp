@@ -34,6 +34,11 @@ template <class R>
 inline constexpr std::size_t rope_theta_of = 0;
 template <std::size_t Theta>
 inline constexpr std::size_t rope_theta_of<rope<Theta>> = Theta;
+/// R is an mha::rope<Theta> (any Theta, also the invalid 0 and 1).
+template <class R>
+inline constexpr bool is_rope = false;
+template <std::size_t Theta>
+inline constexpr bool is_rope<rope<Theta>> = true;
 /// RoPE rotates pairs (f, f + head_dim/2): head_dim must be even.
 template <std::size_t HeadDim>
 inline constexpr bool even_head_dim = HeadDim % 2 == 0;
@@ -119,7 +124,7 @@ struct grouped_query_attention {
   static constexpr std::size_t kv_width = NumKvHeads * head_dim;
   static constexpr std::size_t output_width = DOut;
   static constexpr bool qkv_bias = QkvBias;
-  static constexpr bool has_rope = detail::rope_theta_of<Rope> > 0;
+  static constexpr bool has_rope = detail::is_rope<Rope>;  ///< Rope is an mha::rope<Theta>
   /// RoPE's base (0 without RoPE).
   static constexpr std::size_t rope_theta_base = detail::rope_theta_of<Rope>;
   static_assert(!has_rope || detail::even_head_dim<head_dim>,

@@ -124,6 +124,7 @@ set(MHA_COMPILE_FAIL_CASES
   "gqa_rope_odd_head_dim|mha::grouped_query_attention: RoPE needs an even head_dim"
   "gqa_rope_choice|mha::grouped_query_attention: Rope must be mha::no_rope or mha::rope<ThetaBase>"
   "gqa_rope_theta|mha::grouped_query_attention: RoPE's ThetaBase must be greater than 1"
+  "gqa_rope_theta_zero|mha::grouped_query_attention: RoPE's ThetaBase must be greater than 1"
   "gqa_head_weights_index|mha::grouped_query_attention::head_weights: head index H must be less than NumHeads"
   "gqa_forward_last_extent|mha::grouped_query_attention::forward: input last extent must equal DIn"
 )

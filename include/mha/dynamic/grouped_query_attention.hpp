@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <mha/detail/dynamic_checks.hpp>
@@ -68,8 +69,8 @@ class grouped_query_attention : public detail::dynamic_module<grouped_query_atte
   grouped_query_attention(std::size_t d_in, std::size_t d_out, std::size_t context_length,
                           std::size_t num_heads, std::size_t num_kv_heads, bool qkv_bias = false,
                           rope_config rope = {})
-      : w_query(detail::check_dynamic_sizes(api, d_in, d_out, context_length),
-                check(d_out, context_length, num_heads, num_kv_heads, rope), qkv_bias),
+      : w_query(check(d_in, d_out, context_length, num_heads, num_kv_heads, rope), d_out,
+                qkv_bias),
         w_key(d_in, d_out / num_heads * num_kv_heads, qkv_bias),
         w_value(d_in, d_out / num_heads * num_kv_heads, qkv_bias),
         out_proj(d_out, d_out, true),
@@ -88,9 +89,11 @@ class grouped_query_attention : public detail::dynamic_module<grouped_query_atte
                                   rope.theta_base);
     }
   }
-  /// A floating-point value where qkv_bias goes (the RoPE base, or the
-  /// book's dropout) would convert to bool: pass rope_config{theta_base}.
-  template <std::floating_point D, class... More>
+  /// A number other than a bool where qkv_bias goes (the RoPE base, as
+  /// mha::rope<10000> writes it, or the book's dropout) would convert to
+  /// bool: deleted; pass qkv_bias, then rope_config{theta_base}.
+  template <class D, class... More>
+    requires(std::is_arithmetic_v<D> && !std::is_same_v<D, bool>)
   grouped_query_attention(std::size_t, std::size_t, std::size_t, std::size_t, std::size_t, D,
                           More...) = delete;
 
@@ -135,9 +138,12 @@ class grouped_query_attention : public detail::dynamic_module<grouped_query_atte
  private:
   static constexpr const char* api = "mha::dynamic::grouped_query_attention";
 
+  /// Every constructor check, in this order (returns d_in): the sizes, the
+  /// head counts, RoPE's.
   MHA_DETAIL_ISA_TAG
-  static std::size_t check(std::size_t d_out, std::size_t context_length, std::size_t num_heads,
-                           std::size_t num_kv_heads, rope_config rope) {
+  static std::size_t check(std::size_t d_in, std::size_t d_out, std::size_t context_length,
+                           std::size_t num_heads, std::size_t num_kv_heads, rope_config rope) {
+    detail::check_dynamic_sizes(api, d_in, d_out, context_length);
     const auto fail = [](const std::string& what) {
       throw std::invalid_argument(std::string(api) + ": " + what);
     };
@@ -159,7 +165,7 @@ class grouped_query_attention : public detail::dynamic_module<grouped_query_atte
         fail("with RoPE, context_length (" + std::to_string(context_length) +
              ") must be at most 2^20");
     }
-    return d_out;
+    return d_in;
   }
   /// std::invalid_argument for member layers of other sizes or, in training,
   /// a dropout outside [0, 1].

@@ -54,8 +54,7 @@ class multi_head_attention : public detail::dynamic_module<multi_head_attention<
   MHA_DETAIL_ISA_TAG
   multi_head_attention(std::size_t d_in, std::size_t d_out, std::size_t context_length,
                        std::size_t num_heads, bool qkv_bias = false)
-      : w_query(detail::check_dynamic_sizes(api, d_in, d_out, context_length),
-                check(d_out, num_heads), qkv_bias),
+      : w_query(check(d_in, d_out, context_length, num_heads), d_out, qkv_bias),
         w_key(d_in, d_out, qkv_bias),
         w_value(d_in, d_out, qkv_bias),
         out_proj(d_out, d_out, true),
@@ -118,15 +117,19 @@ class multi_head_attention : public detail::dynamic_module<multi_head_attention<
  private:
   static constexpr const char* api = "mha::dynamic::multi_head_attention";
 
+  /// The constructor's checks, sizes first (a defined order: they are one
+  /// argument); returns d_in.
   MHA_DETAIL_ISA_TAG
-  static std::size_t check(std::size_t d_out, std::size_t num_heads) {
+  static std::size_t check(std::size_t d_in, std::size_t d_out, std::size_t context_length,
+                           std::size_t num_heads) {
+    detail::check_dynamic_sizes(api, d_in, d_out, context_length);
     if (num_heads == 0)
       throw std::invalid_argument(std::string(api) + ": num_heads must be greater than 0");
     if (d_out % num_heads != 0)
       throw std::invalid_argument(std::string(api) + ": d_out (" + std::to_string(d_out) +
                                   ") must be divisible by num_heads (" + std::to_string(num_heads) +
                                   ")");
-    return d_out;
+    return d_in;
   }
   /// std::invalid_argument for member layers of other sizes or, in training,
   /// a dropout outside [0, 1].
