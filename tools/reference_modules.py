@@ -6,6 +6,10 @@ semantics for generating reference data for the C++ "mha" library.
 Run with Debian's python3 (``/usr/bin/python3``), which provides PyTorch; the
 pyenv ``python3`` on PATH has no torch. Dependencies: torch + stdlib only.
 
+Every module takes an optional ``causal=True`` (not in the book): ``False``
+drops the causal mask (non-causal, encoder-style self-attention); the default
+is the book's behaviour and the state_dict is the same either way.
+
 Running this file directly performs the book's sanity checks.
 """
 
@@ -14,11 +18,14 @@ import torch.nn as nn
 
 
 class CausalAttention(nn.Module):
-    """Single-head causal self-attention (book section 3.5)."""
+    """Single-head causal self-attention (book section 3.5). causal=False
+    (not in the book) drops the mask: non-causal (encoder) self-attention;
+    the mask buffer stays, so the state_dict is the same."""
 
-    def __init__(self, d_in, d_out, context_length, dropout, qkv_bias=False):
+    def __init__(self, d_in, d_out, context_length, dropout, qkv_bias=False, causal=True):
         super().__init__()
         self.d_out = d_out
+        self.causal = causal
         self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
         self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
         self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
@@ -33,20 +40,23 @@ class CausalAttention(nn.Module):
         queries = self.W_query(x)
         values = self.W_value(x)
         scores = queries @ keys.transpose(1, 2)
-        scores.masked_fill_(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)
+        if self.causal:
+            scores.masked_fill_(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)
         weights = torch.softmax(scores / keys.shape[-1] ** 0.5, dim=-1)
         weights = self.dropout(weights)
         return weights @ values
 
 
 class MultiHeadAttentionWrapper(nn.Module):
-    """Stack of independent CausalAttention heads, outputs concatenated (3.6.1)."""
+    """Stack of independent CausalAttention heads, outputs concatenated (3.6.1);
+    causal=False: every head non-causal."""
 
-    def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+    def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False,
+                 causal=True):
         super().__init__()
         self.heads = nn.ModuleList(
             [
-                CausalAttention(d_in, d_out, context_length, dropout, qkv_bias)
+                CausalAttention(d_in, d_out, context_length, dropout, qkv_bias, causal)
                 for _ in range(num_heads)
             ]
         )
@@ -56,12 +66,15 @@ class MultiHeadAttentionWrapper(nn.Module):
 
 
 class MultiHeadAttention(nn.Module):
-    """Multi-head attention with weight splits and output projection (3.6.2)."""
+    """Multi-head attention with weight splits and output projection (3.6.2);
+    causal=False (not in the book) drops the mask, the buffer stays."""
 
-    def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+    def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False,
+                 causal=True):
         super().__init__()
         assert d_out % num_heads == 0, "d_out must be divisible by num_heads"
         self.d_out = d_out
+        self.causal = causal
         self.num_heads = num_heads
         self.head_dim = d_out // num_heads
         self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
@@ -84,7 +97,8 @@ class MultiHeadAttention(nn.Module):
 
         keys, queries, values = split(keys), split(queries), split(values)
         scores = queries @ keys.transpose(2, 3)
-        scores.masked_fill_(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)
+        if self.causal:
+            scores.masked_fill_(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)
         weights = torch.softmax(scores / self.head_dim ** 0.5, dim=-1)
         weights = self.dropout(weights)
         context = (weights @ values).transpose(1, 2).contiguous().view(b, num_tokens, self.d_out)
@@ -130,11 +144,14 @@ class GroupedQueryAttention(nn.Module):
     out_proj_bias False); both are options here. Unlike the book, the causal
     mask and the cos / sin tables are buffers of the module (cos / sin not
     persistent, so not in the state_dict), made in ``dtype``; construct the
-    module in its final dtype (``.to()`` would convert float32 tables)."""
+    module in its final dtype (``.to()`` would convert float32 tables).
+    causal=False (not in the book) drops the mask (the buffer stays)."""
 
     def __init__(self, d_in, d_out, context_length, num_heads, num_kv_groups,
-                 rope_theta_base=10_000, qkv_bias=False, out_proj_bias=False, dtype=None):
+                 rope_theta_base=10_000, qkv_bias=False, out_proj_bias=False, dtype=None,
+                 causal=True):
         super().__init__()
+        self.causal = causal
         assert d_out % num_heads == 0, "d_out must be divisible by num_heads"
         assert num_heads % num_kv_groups == 0, "num_heads must be divisible by num_kv_groups"
         self.d_out = d_out
@@ -164,12 +181,14 @@ class GroupedQueryAttention(nn.Module):
         return apply_rope(t, self.cos, self.sin, offset)
 
     def attend(self, queries, keys, values, mask_bool):
-        """queries [b][heads][n][hd], keys / values [b][kv][n_k][hd] -> [b][n][d_out]."""
+        """queries [b][heads][n][hd], keys / values [b][kv][n_k][hd] -> [b][n][d_out];
+        mask_bool None: no mask."""
         b, _, num_tokens, _ = queries.shape
         keys = keys.repeat_interleave(self.group_size, dim=1)
         values = values.repeat_interleave(self.group_size, dim=1)
         scores = queries @ keys.transpose(2, 3)
-        scores = scores.masked_fill(mask_bool, -torch.inf)
+        if mask_bool is not None:
+            scores = scores.masked_fill(mask_bool, -torch.inf)
         weights = torch.softmax(scores / self.head_dim ** 0.5, dim=-1)
         context = (weights @ values).transpose(1, 2).reshape(b, num_tokens, self.d_out)
         return self.out_proj(context)
@@ -183,7 +202,7 @@ class GroupedQueryAttention(nn.Module):
         keys = self.rope(keys.transpose(1, 2))
         values = values.transpose(1, 2)
         return self.attend(queries, keys, values,
-                           self.mask.bool()[:num_tokens, :num_tokens])
+                           self.mask.bool()[:num_tokens, :num_tokens] if self.causal else None)
 
 
 BOOK_INPUTS = [
@@ -256,5 +275,35 @@ def _gqa_sanity():
     return ok
 
 
+def _noncausal_sanity():
+    """causal=False: MultiHeadAttention(E, E, ...) is torch.nn.MultiheadAttention
+    (no mask, batch_first) with W_query / W_key / W_value the row blocks of
+    in_proj_weight; the last query row attends every key in both modes."""
+    torch.manual_seed(123)
+    ok = True
+    for dtype in (torch.float32, torch.float64):
+        book = MultiHeadAttention(8, 8, 6, 0.0, num_heads=2, qkv_bias=True, causal=False)
+        book = book.to(dtype).eval()
+        causal = MultiHeadAttention(8, 8, 6, 0.0, num_heads=2, qkv_bias=True).to(dtype).eval()
+        causal.load_state_dict(book.state_dict())
+        ref = nn.MultiheadAttention(8, 2, bias=True, batch_first=True, dtype=dtype).eval()
+        with torch.no_grad():
+            for i, name in enumerate(("W_query", "W_key", "W_value")):
+                ref.in_proj_weight[8 * i:8 * (i + 1)].copy_(getattr(book, name).weight)
+                ref.in_proj_bias[8 * i:8 * (i + 1)].copy_(getattr(book, name).bias)
+            ref.out_proj.weight.copy_(book.out_proj.weight)
+            ref.out_proj.bias.copy_(book.out_proj.bias)
+            x = torch.rand(2, 6, 8, dtype=dtype)
+            y = book(x)
+            diff = float((y - ref(x, x, x, need_weights=False)[0]).abs().max())
+            last = float((y[:, -1] - causal(x)[:, -1]).abs().max())
+        tol = 1e-6 if dtype == torch.float32 else 1e-14
+        good = diff <= tol and last <= tol and not torch.allclose(y, causal(x))
+        ok &= good
+        print(f"{'OK  ' if good else 'FAIL'} MultiHeadAttention(causal=False) == "
+              f"nn.MultiheadAttention ({dtype}): max |diff| {diff:.3g}, last row {last:.3g}")
+    return ok
+
+
 if __name__ == "__main__":
-    raise SystemExit(0 if (_sanity() & _gqa_sanity()) else 1)
+    raise SystemExit(0 if (_sanity() & _gqa_sanity() & _noncausal_sanity()) else 1)

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include <mha/attention_mask.hpp>
 #include <mha/block_layout.hpp>
 #include <mha/block_view.hpp>
 #include <mha/detail/contracts.hpp>
@@ -47,7 +48,7 @@ namespace mha {
 /// MHA_DETAIL_FORWARD_OVERLOADS (input rank/extents/type, N > ContextLength,
 /// output shape, workspace shape, stack workspace limit).
 template <class T, std::size_t DIn, std::size_t DOut, std::size_t ContextLength,
-          bool QkvBias = false>
+          bool QkvBias = false, attention_mask Mask = attention_mask::causal>
 struct causal_attention {
   static_assert(detail::float_or_double<T>,
                 "mha::causal_attention: T must be float or double");
@@ -68,6 +69,11 @@ struct causal_attention {
   static constexpr std::size_t head_dim = DOut;                ///< width of the head
   static constexpr std::size_t output_width = DOut;            ///< last extent of the output
   static constexpr bool qkv_bias = QkvBias;                    ///< Q/K/V projections have bias
+  /// Which keys a query attends to (template parameter Mask): causal, the
+  /// default, or none (every key; no KV-cache forward). See mha::attention_mask.
+  static constexpr attention_mask mask = Mask;
+  /// mask == attention_mask::causal (PyTorch's is_causal).
+  static constexpr bool is_causal = Mask == attention_mask::causal;
   /// The members for mha::for_each_parameter, as the book's CausalAttention's
   /// named_parameters() (`mask` is a buffer, no parameter).
   static constexpr auto parameter_description() noexcept {
@@ -143,11 +149,11 @@ struct causal_attention {
   /// Assigning a causal_attention of another element type, shape or bias
   /// setting (e.g. to a wrapper's head<H>()) is a compile-time error with our
   /// message; same-type assignment uses the implicit copy assignment.
-  template <class U, std::size_t I, std::size_t O, std::size_t C, bool B>
-  constexpr causal_attention& operator=(const causal_attention<U, I, O, C, B>&) noexcept {
-    static_assert(detail::same_module_type<causal_attention<U, I, O, C, B>, causal_attention>,
+  template <class U, std::size_t I, std::size_t O, std::size_t C, bool B, attention_mask M>
+  constexpr causal_attention& operator=(const causal_attention<U, I, O, C, B, M>&) noexcept {
+    static_assert(detail::same_module_type<causal_attention<U, I, O, C, B, M>, causal_attention>,
                   "mha::causal_attention: cannot assign a causal_attention of a different element "
-                  "type, shape or qkv bias setting");
+                  "type, shape, qkv bias setting or attention mask");
     return *this;
   }
 
@@ -155,7 +161,7 @@ struct causal_attention {
   /// The module for the orchestration (detail/attention.hpp): one head of
   /// width DOut, no out_proj (the head's context is the output).
   constexpr auto spec_() const noexcept {
-    return detail::make_spec<T>(
+    return detail::make_spec<T, is_causal>(
         detail::size_c<detail::at_least_1<DIn>>{}, detail::size_c<detail::at_least_1<DOut>>{},
         detail::size_c<1>{}, detail::size_c<1>{},
         [this](auto) {

@@ -10,6 +10,7 @@
 #include <type_traits>
 #include <utility>
 
+#include <mha/attention_mask.hpp>
 #include <mha/block_layout.hpp>
 #include <mha/block_view.hpp>
 #include <mha/detail/attention.hpp>
@@ -89,7 +90,7 @@ inline constexpr bool rope_positions_within_range = ContextLength <= (std::size_
 /// ContextLength above 2^20; and those of forward (MHA_DETAIL_FORWARD_OVERLOADS).
 template <class T, std::size_t DIn, std::size_t DOut, std::size_t ContextLength,
           std::size_t NumHeads, std::size_t NumKvHeads, bool QkvBias = false,
-          class Rope = no_rope>
+          class Rope = no_rope, attention_mask Mask = attention_mask::causal>
 struct grouped_query_attention {
   static_assert(detail::float_or_double<T>,
                 "mha::grouped_query_attention: T must be float or double");
@@ -124,6 +125,11 @@ struct grouped_query_attention {
   static constexpr std::size_t kv_width = NumKvHeads * head_dim;
   static constexpr std::size_t output_width = DOut;
   static constexpr bool qkv_bias = QkvBias;
+  /// Which keys a query attends to (template parameter Mask): causal, the
+  /// default, or none (every key; no KV-cache forward). See mha::attention_mask.
+  static constexpr attention_mask mask = Mask;
+  /// mask == attention_mask::causal (PyTorch's is_causal).
+  static constexpr bool is_causal = Mask == attention_mask::causal;
   static constexpr bool has_rope = detail::is_rope<Rope>;  ///< Rope is an mha::rope<Theta>
   /// RoPE's base (0 without RoPE).
   static constexpr std::size_t rope_theta_base = detail::rope_theta_of<Rope>;
@@ -261,7 +267,7 @@ struct grouped_query_attention {
   /// The module for the orchestration (detail/attention.hpp): one group of
   /// NumHeads query heads and NumKvHeads key/value heads, RoPE, out_proj.
   constexpr auto spec_() const noexcept {
-    return detail::make_grouped_spec<T>(
+    return detail::make_grouped_spec<T, is_causal>(
         detail::size_c<DIn>{}, detail::size_c<layout_head_dim_>{},
         detail::size_c<layout_num_heads_>{}, detail::size_c<layout_kv_heads_>{},
         [this](auto) {

@@ -10,6 +10,7 @@
 #ifndef MHA_DETAIL_NO_CXX20
 
 #include <mha/block_layout.hpp>
+#include <mha/attention_mask.hpp>
 #include <mha/attention_module.hpp>
 #include <mha/block_view.hpp>
 #include <mha/causal_attention.hpp>

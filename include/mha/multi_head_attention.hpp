@@ -8,6 +8,7 @@
 #include <type_traits>
 #include <utility>
 
+#include <mha/attention_mask.hpp>
 #include <mha/block_layout.hpp>
 #include <mha/block_view.hpp>
 #include <mha/detail/attention.hpp>
@@ -56,7 +57,8 @@ namespace mha {
 /// double; DIn, DOut, ContextLength or NumHeads zero; DOut not divisible by
 /// NumHeads; and those of forward (MHA_DETAIL_FORWARD_OVERLOADS).
 template <class T, std::size_t DIn, std::size_t DOut, std::size_t ContextLength,
-          std::size_t NumHeads, bool QkvBias = false>
+          std::size_t NumHeads, bool QkvBias = false,
+          attention_mask Mask = attention_mask::causal>
 struct multi_head_attention {
   static_assert(detail::float_or_double<T>,
                 "mha::multi_head_attention: T must be float or double");
@@ -92,6 +94,11 @@ struct multi_head_attention {
  public:
   static constexpr std::size_t output_width = DOut;
   static constexpr bool qkv_bias = QkvBias;
+  /// Which keys a query attends to (template parameter Mask): causal, the
+  /// default, or none (every key; no KV-cache forward). See mha::attention_mask.
+  static constexpr attention_mask mask = Mask;
+  /// mask == attention_mask::causal (PyTorch's is_causal).
+  static constexpr bool is_causal = Mask == attention_mask::causal;
   /// Trainable parameters: 3 * (DOut*DIn + (QkvBias ? DOut : 0)) + DOut*DOut + DOut.
   /// GPT-2 small (768, 768, 12 heads, no qkv bias): 2,360,064 (book Exercise 3.3).
   /// (The sum over the parameter walk, mha/parameters.hpp.)
@@ -202,7 +209,7 @@ struct multi_head_attention {
   /// The module for the orchestration (detail/attention.hpp): one group of
   /// NumHeads heads whose weight rows are the heads' splits, and out_proj.
   constexpr auto spec_() const noexcept {
-    return detail::make_spec<T>(
+    return detail::make_spec<T, is_causal>(
         detail::size_c<DIn>{}, detail::size_c<layout_head_dim_>{}, detail::size_c<layout_num_heads_>{},
         detail::size_c<1>{},
         [this](auto) {

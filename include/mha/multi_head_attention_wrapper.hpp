@@ -11,6 +11,7 @@
 #include <boost/hana/at.hpp>
 #include <boost/hana/tuple.hpp>
 
+#include <mha/attention_mask.hpp>
 #include <mha/block_layout.hpp>
 #include <mha/block_view.hpp>
 #include <mha/causal_attention.hpp>
@@ -54,13 +55,14 @@ struct repeated_tuple<X, std::index_sequence<I...>> {
 /// Compile-time errors: NumHeads == 0, head<H>() with H >= NumHeads, and
 /// those of causal_attention and of forward.
 template <class T, std::size_t DIn, std::size_t DOut, std::size_t ContextLength,
-          std::size_t NumHeads, bool QkvBias = false>
+          std::size_t NumHeads, bool QkvBias = false,
+          attention_mask Mask = attention_mask::causal>
 struct multi_head_attention_wrapper {
   static_assert(detail::greater_than_zero<NumHeads>,
                 "mha::multi_head_attention_wrapper: NumHeads must be greater than 0");
 
   /// Type of one head.
-  using head_type = causal_attention<T, DIn, DOut, ContextLength, QkvBias>;
+  using head_type = causal_attention<T, DIn, DOut, ContextLength, QkvBias, Mask>;
   using value_type = T;
   static constexpr std::size_t d_in = DIn;
   static constexpr std::size_t d_out = DOut;                     ///< width of each head
@@ -72,6 +74,11 @@ struct multi_head_attention_wrapper {
   static constexpr std::size_t head_dim = DOut;                  ///< each head's width
   static constexpr std::size_t output_width = NumHeads * DOut;   ///< concatenated width
   static constexpr bool qkv_bias = QkvBias;
+  /// Which keys a query attends to (template parameter Mask): causal, the
+  /// default, or none (every key; no KV-cache forward). See mha::attention_mask.
+  static constexpr attention_mask mask = Mask;
+  /// mask == attention_mask::causal (PyTorch's is_causal).
+  static constexpr bool is_causal = Mask == attention_mask::causal;
   /// NumHeads * head_type::parameter_count (the sum over the parameter walk).
   static constexpr std::size_t parameter_count =
       detail::params::count<multi_head_attention_wrapper>();
@@ -202,7 +209,7 @@ struct multi_head_attention_wrapper {
   /// [H*DOut, (H+1)*DOut) of Q, K, V), no out_proj (the concatenated context
   /// is the output, torch.cat(dim=-1)).
   constexpr auto spec_() const noexcept {
-    return detail::make_spec<T>(
+    return detail::make_spec<T, is_causal>(
         detail::size_c<detail::at_least_1<DIn>>{}, detail::size_c<detail::at_least_1<DOut>>{},
         detail::size_c<detail::at_least_1<NumHeads>>{}, detail::size_c<detail::at_least_1<NumHeads>>{},
         [this](auto g) {

@@ -45,7 +45,7 @@ set(MHA_COMPILE_FAIL_CASES
   "weight_init_shape|mha::tensor: cannot initialise a tensor from a tensor of a different shape or element type"
   "linear_assign_shape|mha::linear: cannot assign a linear layer of a different element type, shape or bias setting"
   "linear_init_shape|mha::linear: cannot initialise a linear layer from one of a different element type, shape or bias setting"
-  "head_assign_shape|mha::causal_attention: cannot assign a causal_attention of a different element type, shape or qkv bias setting"
+  "head_assign_shape|mha::causal_attention: cannot assign a causal_attention of a different element type, shape, qkv bias setting or attention mask"
   "tensor_index_count|mha::tensor::operator\\(\\): the number of indices must equal the tensor's rank"
   "tensor_zero_extent|mha::tensor: every extent must be greater than 0"
   "tensor_rank0|mha::tensor: rank must be at least 1"
@@ -127,4 +127,7 @@ set(MHA_COMPILE_FAIL_CASES
   "gqa_rope_theta_zero|mha::grouped_query_attention: RoPE's ThetaBase must be greater than 1"
   "gqa_head_weights_index|mha::grouped_query_attention::head_weights: head index H must be less than NumHeads"
   "gqa_forward_last_extent|mha::grouped_query_attention::forward: input last extent must equal DIn"
+  "noncausal_kv_cache|mha::multi_head_attention::forward: a KV cache needs a causal module"
+  "dynamic_noncausal_kv_cache|mha::dynamic: forward\\(x, out, cache, ws\\) needs a causal module"
+  "noncausal_assign|mha::causal_attention: cannot assign a causal_attention of a different element type, shape, qkv bias setting or attention mask"
 )

@@ -1,5 +1,5 @@
 // compile-fail case: assigning a causal_attention head of the wrong shape to a wrapper's head.
-// Must fail with: mha::causal_attention: cannot assign a causal_attention of a different element type, shape or qkv bias setting
+// Must fail with: mha::causal_attention: cannot assign a causal_attention of a different element type, shape, qkv bias setting or attention mask
 // With -DMHA_CF_OK (one token changed) it must compile.
 #include <cstddef>
 

@@ -6,7 +6,8 @@
 //   with RoPE:                    Q, K rotated by position (detail/rope.hpp)
 //   for each head h:              C_h = causal softmax(Q_h K_g^T / sqrt(head_dim)) V_g
 //                                 g = h / (num_heads / num_kv_heads), its key/value head
-//                                 (queries at positions offset.., keys 0..position)
+//                                 (queries at positions offset.., keys 0..position;
+//                                 every key when the spec is not causal)
 //   out = C out_proj^T + b        (or out = C when the module has no out_proj)
 //
 // A module describes itself by an attention_spec: its sizes (each a size_c or
@@ -91,9 +92,12 @@ struct no_out_proj {};
 /// head its own). `rope`: rope_tables (queries and keys rotated by position,
 /// detail/rope.hpp) or no_rope_tables.
 template <class T, class DIn, class HeadDim, class NumHeads, class Groups, class GroupFn,
-          class OutProj, class KvHeads = NumHeads, class Rope = no_rope_tables>
+          class OutProj, class KvHeads = NumHeads, class Rope = no_rope_tables, bool Causal = true>
 struct attention_spec {
   using value_type = T;
+  /// Causal (the query at position p attends to keys 0..p) or every key
+  /// (mha::attention_mask::none: no KV-cache forward, no token-major path).
+  static constexpr bool causal = Causal;
   DIn d_in;
   HeadDim head_dim;
   NumHeads num_heads;
@@ -115,18 +119,19 @@ struct attention_spec {
   constexpr auto heads_per_kv() const noexcept { return size_div(num_heads, num_kv_heads); }
 };
 
-template <class T, class DIn, class HeadDim, class NumHeads, class Groups, class GroupFn,
-          class OutProj>
+template <class T, bool Causal = true, class DIn, class HeadDim, class NumHeads, class Groups,
+          class GroupFn, class OutProj>
 constexpr auto make_spec(DIn d_in, HeadDim head_dim, NumHeads num_heads, Groups groups,
                          GroupFn group, OutProj out_proj, T divisor) noexcept {
-  return attention_spec<T, DIn, HeadDim, NumHeads, Groups, GroupFn, OutProj>{
+  return attention_spec<T, DIn, HeadDim, NumHeads, Groups, GroupFn, OutProj, NumHeads,
+                        no_rope_tables, Causal>{
       d_in, head_dim, num_heads, groups, group, out_proj, divisor, num_heads, no_rope_tables{}};
 }
 /// A grouped-query spec: one group holding every head (group(0)'s key and
 /// value weights are [num_kv_heads * head_dim][d_in]), num_kv_heads key/value
 /// heads, the rope tables or none.
-template <class T, class DIn, class HeadDim, class NumHeads, class KvHeads, class GroupFn,
-          class OutProj, class Rope>
+template <class T, bool Causal = true, class DIn, class HeadDim, class NumHeads, class KvHeads,
+          class GroupFn, class OutProj, class Rope>
 constexpr auto make_grouped_spec(DIn d_in, HeadDim head_dim, NumHeads num_heads,
                                  KvHeads num_kv_heads, GroupFn group, OutProj out_proj, T divisor,
                                  Rope rope) noexcept {
@@ -136,7 +141,8 @@ constexpr auto make_grouped_spec(DIn d_in, HeadDim head_dim, NumHeads num_heads,
     else
       return std::size_t{1};
   }();
-  return attention_spec<T, DIn, HeadDim, NumHeads, decltype(one), GroupFn, OutProj, KvHeads, Rope>{
+  return attention_spec<T, DIn, HeadDim, NumHeads, decltype(one), GroupFn, OutProj, KvHeads, Rope,
+                        Causal>{
       d_in, head_dim, num_heads, one, group, out_proj, divisor, num_kv_heads, rope};
 }
 
@@ -212,10 +218,10 @@ constexpr void sequence_forward(const Spec& s, const typename Spec::value_type* 
     if (simple) {
       attention_head_simple<small_sizes<N, decltype(s.head_dim)>>(op, n, offset, s.head_dim,
                                                                   s.divisor, drop, b, h,
-                                                                  scratch.scores);
+                                                                  scratch.scores, Spec::causal);
     } else {
       attention_head_blocked(op, n, offset, s.head_dim, s.divisor, drop, b, h, scratch.scores,
-                             scratch.ld_scores);
+                             scratch.ld_scores, Spec::causal);
     }
   });
   if constexpr (Spec::has_out_proj)
@@ -226,8 +232,8 @@ constexpr void sequence_forward(const Spec& s, const typename Spec::value_type* 
 /// inference, every size a compile-time constant) for up to MaxTokens tokens.
 template <class Spec, std::size_t MaxTokens>
 consteval bool token_major_serves() {
-  if constexpr (!std::is_same_v<typename Spec::value_type, float>) {
-    return false;
+  if constexpr (!std::is_same_v<typename Spec::value_type, float> || !Spec::causal) {
+    return false;  // (non-causal modules take the blocked path)
   } else {
     // (grouped-query and RoPE modules take the blocked path)
     if constexpr (Spec::has_rope || !is_size_c<decltype(Spec::num_kv_heads)> ||
@@ -267,7 +273,7 @@ inline void token_major_runtime(const Spec& s, Batch batch, std::size_t n, const
   }
 }
 
-/// Whole-sequence causal forward of `batch` sequences of n tokens: x
+/// Whole-sequence forward (causal unless Spec::causal is false) of `batch` sequences of n tokens: x
 /// [batch][..][d_in] (sequence b at x + b * x_batch, its first n rows read),
 /// out (sequence b at out + b * out_batch, its first n rows written).
 /// `n` is a size_c (the compile-time forward) or a run-time count <= MaxTokens
@@ -329,6 +335,7 @@ inline void forward_cached(const Spec& s, const typename Spec::value_type* x, st
                            std::size_t offset, typename Spec::value_type* ws,
                            typename Spec::value_type* scores, std::size_t ld_scores) noexcept {
   using T = typename Spec::value_type;
+  static_assert(Spec::causal, "detail::forward_cached: a non-causal module has no KV-cache forward");
   const std::size_t width = s.width();
   if (n > decode_rows) {
     const attention_scratch<T> scratch{ws, ws + n * width, scores, ld_scores};

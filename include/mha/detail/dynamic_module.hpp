@@ -73,7 +73,8 @@ class dynamic_module : public walked_parameter_count<Derived> {
   /// with any n >= 1 and B = cache.batch(); appends the n new tokens of each
   /// sequence to `cache` at positions size()..size()+n-1 and writes their
   /// outputs to out [B][n][output_width()]; the token at position p attends to
-  /// cached positions 0..p. Bit-identical to the fixed-size twin's
+  /// cached positions 0..p. Causal modules only (a compile-time error for
+  /// attention_mask::none). Bit-identical to the fixed-size twin's
   /// forward(x, n, out, cache, ws). Throws std::invalid_argument (shapes, n ==
   /// 0, a cache of another batch or module size) or std::length_error
   /// (size() + n > capacity()), naming the numbers; nothing is written then.
@@ -82,7 +83,11 @@ class dynamic_module : public walked_parameter_count<Derived> {
   void forward(dynamic::tensor_view<const T> x, dynamic::tensor_view<T> out,
                dynamic::kv_cache<T>& cache,
                dynamic::workspace<T>& ws) const {
-    if constexpr (float_or_double<T>) forward_cached_(x, out, cache, ws);
+    static_assert(Derived::is_causal,
+                  "mha::dynamic: forward(x, out, cache, ws) needs a causal module (Mask = "
+                  "attention_mask::causal): with attention_mask::none a token also attends to "
+                  "later tokens, which a cache does not hold; use forward(x, out, ws)");
+    if constexpr (float_or_double<T> && Derived::is_causal) forward_cached_(x, out, cache, ws);
   }
   /// Training-mode forward: dropout (each module's `dropout`, checked in
   /// [0, 1]) on the attention weights, kept weights scaled by 1/(1-p); the

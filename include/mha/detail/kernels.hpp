@@ -297,12 +297,14 @@ struct head_operands {
   std::size_t ldo;
 };
 
-/// One causal attention head of one sequence (book section 3.5, PyTorch
-/// scaled dot-product attention with is_causal=True), queries at positions
-/// offset..offset+n-1 (a KV-cache step when offset > 0):
+/// One attention head of one sequence (book section 3.5, PyTorch scaled
+/// dot-product attention), queries at positions offset..offset+n-1 (a
+/// KV-cache step when offset > 0), causal (is_causal=True) unless `causal` is
+/// false:
 ///
-///   out[i] = sum_{j <= offset+i} w[i][j] * v[j],
+///   out[i] = sum_{j < keys(i)} w[i][j] * v[j],
 ///   w[i][:] = dropout(softmax_j(q[i] . k[j] / sqrt(head_dim)))
+///   keys(i) = offset+i+1 when causal, offset+n (every key) otherwise
 ///
 /// This is the simple (constexpr) formulation, one score row at a time. Keys
 /// after the query are the masked -inf positions: they get weight exactly 0
@@ -318,19 +320,21 @@ struct head_operands {
 template <bool Scalar, class T, class HeadDim>
 constexpr void attention_head_simple(const head_operands<T>& h, std::size_t n, std::size_t offset,
                                      HeadDim head_dim, T divisor, const dropout_state<T>& drop,
-                                     std::size_t b, std::size_t head, T* scores) noexcept {
+                                     std::size_t b, std::size_t head, T* scores,
+                                     bool causal = true) noexcept {
   for (std::size_t i = 0; i < n; ++i) {
     const std::size_t p = offset + i;  // the query's position
+    const std::size_t keys = causal ? p + 1 : offset + n;  // keys it attends to
     const T* qi = h.q + i * h.ldq;
-    for (std::size_t j = 0; j <= p; ++j) {
+    for (std::size_t j = 0; j < keys; ++j) {
       T dot = T(0);
       for (std::size_t d = 0; d < head_dim; ++d) dot = muladd(dot, qi[d], h.kt[d * h.ldk + j]);
       scores[j] = dot;
     }
-    softmax_causal_row<T, Scalar>(scores, p + 1, p + 1, divisor, drop, b, head, p);
+    softmax_causal_row<T, Scalar>(scores, keys, keys, divisor, drop, b, head, p);
     T* oi = h.out + i * h.ldo;
     for (std::size_t d = 0; d < head_dim; ++d) oi[d] = T(0);
-    for (std::size_t j = 0; j <= p; ++j) {
+    for (std::size_t j = 0; j < keys; ++j) {
       const T w = scores[j];
       const T* vj = h.v + j * h.ldv;
       for (std::size_t d = 0; d < head_dim; ++d) oi[d] = muladd(oi[d], w, vj[d]);
@@ -338,11 +342,12 @@ constexpr void attention_head_simple(const head_operands<T>& h, std::size_t n, s
   }
 }
 
-/// One causal attention head of one sequence, run-time fast path (same
-/// operands and result as attention_head_simple, bit for bit):
+/// One attention head of one sequence, run-time fast path (same operands,
+/// `causal` flag and result as attention_head_simple, bit for bit):
 ///
-///   for each block of gemm::mr queries i0..i0+R-1 (keys 0..offset+i0+R-1
-///   only: the fully masked keys to the right are never computed):
+///   for each block of gemm::mr queries i0..i0+R-1 (causal: keys
+///   0..offset+i0+R-1 only, the fully masked keys to the right are never
+///   computed; not causal: every key):
 ///     S = Q_block K^T                  [R][keys]      (gemm::gemm_ab, along keys)
 ///     each row: softmax_causal_row     (masked tail of the block set to 0)
 ///     out_block = S V                  [R][head_dim]  (gemm::gemm_ab, along head_dim)
@@ -354,20 +359,20 @@ template <class T, class HeadDim>
 inline void attention_head_blocked(const head_operands<T>& h, std::size_t n, std::size_t offset,
                                    HeadDim head_dim, T divisor, const dropout_state<T>& drop,
                                    std::size_t b, std::size_t head, T* scores,
-                                   std::size_t ld_scores) noexcept {
+                                   std::size_t ld_scores, bool causal = true) noexcept {
   constexpr std::size_t L = simd::lanes<T>;
   const std::size_t total = offset + n;  // keys that exist
   for (std::size_t i0 = 0; i0 < n; i0 += gemm::mr) {
     const std::size_t rows = n - i0 < gemm::mr ? n - i0 : gemm::mr;
-    const std::size_t keys = offset + i0 + rows;
+    const std::size_t keys = causal ? offset + i0 + rows : total;  // the block's keys
     // score columns rounded up to whole vectors while they stay among the existing keys
     const std::size_t rounded = (keys + L - 1) / L * L;
     const std::size_t cols = rounded < total ? rounded : total;
     gemm::gemm_ab<T>(rows, cols, head_dim, h.q + i0 * h.ldq, h.ldq, h.kt, h.ldk, scores, ld_scores,
                      false);
     for (std::size_t r = 0; r < rows; ++r)
-      softmax_causal_row<T>(scores + r * ld_scores, offset + i0 + r + 1, keys, divisor, drop, b,
-                            head, offset + i0 + r);
+      softmax_causal_row<T>(scores + r * ld_scores, causal ? offset + i0 + r + 1 : total, keys,
+                            divisor, drop, b, head, offset + i0 + r);
     gemm::gemm_ab<T>(rows, head_dim, keys, scores, ld_scores, h.v, h.ldv, h.out + i0 * h.ldo, h.ldo,
                      false);
   }

@@ -12,6 +12,7 @@
 #include <stdexcept>
 #include <string>
 
+#include <mha/attention_mask.hpp>
 #include <mha/detail/dropout.hpp>
 #include <mha/detail/dynamic_checks.hpp>
 #include <mha/detail/dynamic_module.hpp>
@@ -37,14 +38,19 @@ namespace mha::dynamic {
 /// "mha::dynamic::causal_attention: w_key.weight is [3][2], expected [2][3]".
 /// A T other than float or double is a compile-time error
 /// ("mha::dynamic::causal_attention: T must be float or double").
-template <class T>
-class causal_attention : public detail::dynamic_module<causal_attention<T>, T> {
-  friend class detail::dynamic_module<causal_attention<T>, T>;
+template <class T, attention_mask Mask = attention_mask::causal>
+class causal_attention : public detail::dynamic_module<causal_attention<T, Mask>, T> {
+  friend class detail::dynamic_module<causal_attention<T, Mask>, T>;
   static_assert(detail::float_or_double<T>,
                 "mha::dynamic::causal_attention: T must be float or double");
 
  public:
   using value_type = T;
+  /// Which keys a query attends to (template parameter Mask): causal, the
+  /// default, or none (every key; no KV-cache forward). See mha::attention_mask.
+  static constexpr attention_mask mask = Mask;
+  /// mask == attention_mask::causal (PyTorch's is_causal).
+  static constexpr bool is_causal = Mask == attention_mask::causal;
 
   /// A module of d_in input features, d_out output features, sequences of up
   /// to context_length tokens, with query/key/value biases when qkv_bias;
@@ -129,11 +135,11 @@ class causal_attention : public detail::dynamic_module<causal_attention<T>, T> {
   }
   /// The module for the orchestration (detail/attention.hpp): one head, no out_proj.
   auto spec_() const noexcept {
-    return detail::make_spec<T>(d_in_, d_out_, std::size_t{1}, std::size_t{1},
+    return detail::make_spec<T, is_causal>(d_in_, d_out_, std::size_t{1}, std::size_t{1},
                                 [this](std::size_t) { return weights_(); }, detail::no_out_proj{},
                                 static_cast<T>(std::sqrt(static_cast<T>(d_out_))));
   }
-  template <class>
+  template <class, attention_mask>
   friend class multi_head_attention_wrapper;
 
   std::size_t d_in_, d_out_, context_length_;

@@ -12,6 +12,7 @@
 #include <stdexcept>
 #include <string>
 
+#include <mha/attention_mask.hpp>
 #include <mha/detail/dropout.hpp>
 #include <mha/detail/dynamic_checks.hpp>
 #include <mha/detail/dynamic_module.hpp>
@@ -37,14 +38,19 @@ namespace mha::dynamic {
 /// "mha::dynamic::multi_head_attention: w_query.weight is [3][2], expected
 /// [2][3]". A T other than float or double is a compile-time error
 /// ("mha::dynamic::multi_head_attention: T must be float or double").
-template <class T>
-class multi_head_attention : public detail::dynamic_module<multi_head_attention<T>, T> {
-  friend class detail::dynamic_module<multi_head_attention<T>, T>;
+template <class T, attention_mask Mask = attention_mask::causal>
+class multi_head_attention : public detail::dynamic_module<multi_head_attention<T, Mask>, T> {
+  friend class detail::dynamic_module<multi_head_attention<T, Mask>, T>;
   static_assert(detail::float_or_double<T>,
                 "mha::dynamic::multi_head_attention: T must be float or double");
 
  public:
   using value_type = T;
+  /// Which keys a query attends to (template parameter Mask): causal, the
+  /// default, or none (every key; no KV-cache forward). See mha::attention_mask.
+  static constexpr attention_mask mask = Mask;
+  /// mask == attention_mask::causal (PyTorch's is_causal).
+  static constexpr bool is_causal = Mask == attention_mask::causal;
 
   /// A module of d_in input features, d_out output features (num_heads heads
   /// of d_out / num_heads), sequences of up to context_length tokens, with
@@ -148,7 +154,7 @@ class multi_head_attention : public detail::dynamic_module<multi_head_attention<
                                              w_key.weight.data(),   bias(w_key),
                                              w_value.weight.data(), bias(w_value), dropout};
     const std::size_t hd = head_dim();
-    return detail::make_spec<T>(d_in_, hd, num_heads_, std::size_t{1},
+    return detail::make_spec<T, is_causal>(d_in_, hd, num_heads_, std::size_t{1},
                                 [w](std::size_t) { return w; },
                                 detail::out_weights<T, const T*>{out_proj.weight.data(),
                                                                  out_proj.bias.data()},
