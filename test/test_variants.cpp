@@ -17,6 +17,7 @@
 // and their generator: test/data/variants/README.md.
 #include <catch2/catch.hpp>
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -272,5 +273,255 @@ TEST_CASE("non-causal: fused twin, blocked path, constant evaluation and trainin
     std::copy(x.data(), x.data() + x.size, xd.data());
     CHECK(mha_test::same_bits(out, d.forward_training(xd, 77)));
     CHECK(!mha_test::same_bits(out, m.forward(x)));
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Padded batches (lengths, PyTorch's key_padding_mask) and attention weights
+// (need_weights=True, per head and averaged) against nn.MultiheadAttention.
+
+namespace {
+
+template <class T>
+void check_close(const T* actual, const variant_fixture::tensor<double>& expected, std::size_t n,
+                 const char* what, const std::string& name) {
+  REQUIRE(expected.size() == n);
+  const auto c = mha_test::compare(actual, expected.data.data(), n, variant_rtol<T>);
+  INFO(name << " " << what << ": " << c.describe());
+  CHECK(c.violations == 0);
+}
+
+/// A fixed-size module M ([B][N][DIn] inputs) on a padding and/or weights
+/// fixture: output, per-head weights and their average against PyTorch; the
+/// dynamic twin gives the same bits; the output equals the plain forward's
+/// (or, padded, each sequence's run-time-count forward) bit for bit.
+template <class M, class D, std::size_t B, std::size_t N>
+void check_extras(const char* file, D dyn) {
+  using T = typename M::value_type;
+  constexpr std::size_t H = M::num_heads;
+  constexpr std::size_t W = M::output_width;
+  const auto fx = variant_fixture::load<T>(variants_dir / file);
+  REQUIRE(fx.causal == M::is_causal);
+  REQUIRE(fx.need_weights);
+  REQUIRE(fx.batch == B);
+  REQUIRE(fx.num_queries == N);
+  auto m = std::make_unique<M>();
+  load(*m, fx);
+  const auto x = input_of<T, B, N, M::d_in>(fx);
+  std::array<std::size_t, B> lengths{};
+  for (std::size_t b = 0; b < B; ++b) lengths[b] = fx.key_length(b);
+
+  auto ws = std::make_unique<typename M::template workspace<B, N>>();
+  mha::tensor<T, B, N, W> out{}, out_avg{}, out_plain{};
+  mha::tensor<T, B, H, N, N> weights{};
+  mha::tensor<T, B, N, N> average{};
+  if (fx.lengths) {
+    REQUIRE(m->forward_with_weights(x, lengths, out, weights, *ws) == mha::status::ok);
+    REQUIRE(m->forward_with_weights(x, lengths, out_avg, average, *ws) == mha::status::ok);
+    REQUIRE(m->forward(x, lengths, out_plain, *ws) == mha::status::ok);
+    // each sequence is the run-time-count forward of its first lengths[b] tokens
+    for (std::size_t b = 0; b < B; ++b) {
+      if (lengths[b] == 0) continue;
+      mha::tensor<T, 1, N, M::d_in> xb{};
+      std::copy(x.data() + b * N * M::d_in, x.data() + (b + 1) * N * M::d_in, xb.data());
+      mha::tensor<T, 1, N, W> ob{};
+      auto wb = std::make_unique<typename M::template workspace<1, N>>();
+      REQUIRE(m->forward(xb, lengths[b], ob, *wb) == mha::status::ok);
+      INFO("sequence " << b);
+      CHECK(mha_test::same_bits(ob.data(), out.data() + b * N * W, lengths[b] * W));
+    }
+  } else {
+    m->forward_with_weights(x, out, weights, *ws);
+    m->forward_with_weights(x, out_avg, average, *ws);
+    m->forward(x, out_plain, *ws);
+  }
+  check_close(out.data(), fx.output, out.size, "output", fx.name);
+  check_close(weights.data(), fx.weights, weights.size, "weights", fx.name);
+  check_close(average.data(), fx.average_weights, average.size, "average weights", fx.name);
+  CHECK(mha_test::same_bits(out, out_avg));
+  CHECK(mha_test::same_bits(out, out_plain));  // asking for weights changes no bit
+
+  mha::copy_parameters(*m, dyn);
+  mha::dynamic::tensor<T> xd({B, N, M::d_in}), od({B, N, W}), wd({B, H, N, N}), ad({B, N, N});
+  std::copy(x.data(), x.data() + x.size, xd.data());
+  mha::dynamic::workspace<T> dws;
+  if (fx.lengths) {
+    dyn.forward_with_weights(xd, lengths, od, wd, dws);
+    dyn.forward_with_weights(xd, lengths, od, ad, dws);
+  } else {
+    dyn.forward_with_weights(xd, od, wd, dws);
+    dyn.forward_with_weights(xd, od, ad, dws);
+  }
+  CHECK(mha_test::same_bits(out, od));
+  CHECK(mha_test::same_bits(weights, wd));
+  CHECK(mha_test::same_bits(average, ad));
+}
+
+}  // namespace
+
+TEST_CASE("attention weights equal nn.MultiheadAttention's need_weights=True",
+          "[variants][weights]") {
+  constexpr auto none = attention_mask::none;
+  using mha::dynamic::multi_head_attention;
+  check_extras<mha::multi_head_attention<float, 8, 8, 5, 2, true, none>,
+               multi_head_attention<float, none>, 2, 5>("weights_f32_e8_h2_n5_b2.json",
+                                                        {8, 8, 5, 2, true});
+  check_extras<mha::multi_head_attention<float, 12, 12, 7, 2, true, none>,
+               multi_head_attention<float, none>, 1, 7>("weights_f32_e12_h2_n7_b1.json",
+                                                        {12, 12, 7, 2, true});
+  check_extras<mha::multi_head_attention<float, 8, 8, 5, 2, true>, multi_head_attention<float>, 2,
+               5>("weights_causal_f32_e8_h2_n5_b2.json", {8, 8, 5, 2, true});
+  check_extras<mha::multi_head_attention<double, 12, 12, 7, 3, false>,
+               multi_head_attention<double>, 1, 7>("weights_causal_f64_e12_h3_n7_nobias.json",
+                                                   {12, 12, 7, 3, false});
+}
+
+TEST_CASE("padded batches equal nn.MultiheadAttention with key_padding_mask",
+          "[variants][padding]") {
+  constexpr auto none = attention_mask::none;
+  using mha::dynamic::multi_head_attention;
+  check_extras<mha::multi_head_attention<float, 8, 8, 5, 2, true, none>,
+               multi_head_attention<float, none>, 4, 5>("pad_f32_e8_h2_n5_b4.json",
+                                                        {8, 8, 5, 2, true});
+  check_extras<mha::multi_head_attention<float, 8, 8, 5, 2, true>, multi_head_attention<float>, 4,
+               5>("pad_causal_f32_e8_h2_n5_b4.json", {8, 8, 5, 2, true});
+  check_extras<mha::multi_head_attention<double, 9, 9, 5, 3, false, none>,
+               multi_head_attention<double, none>, 3, 5>("pad_f64_e9_h3_n5_b3_nobias.json",
+                                                         {9, 9, 5, 3, false});
+  check_extras<mha::multi_head_attention<double, 9, 9, 5, 3, false>, multi_head_attention<double>,
+               3, 5>("pad_causal_f64_e9_h3_n5_b3_nobias.json", {9, 9, 5, 3, false});
+}
+
+TEST_CASE("padding and weights: errors, training, other modules, constant evaluation",
+          "[variants][padding][weights]") {
+  std::mt19937 rng(4242);
+  using M = mha::multi_head_attention<double, 6, 6, 9, 3, false>;
+  M m{};
+  mha::for_each_parameter(m, [&](auto, auto& t) { mha_test::fill_uniform(t, rng, 0.4); });
+  mha::tensor<double, 2, 9, 6> x{};
+  mha_test::fill_uniform(x, rng, 1.0);
+  M::workspace<2, 9> ws{};
+  mha::tensor<double, 2, 9, 6> out{};
+  mha::tensor<double, 2, 3, 9, 9> w{};
+  mha::dynamic::multi_head_attention<double> d(6, 6, 9, 3, false);
+  mha::copy_parameters(m, d);
+  mha::dynamic::tensor<double> xd({2, 9, 6}), od({2, 9, 6}), wd({2, 3, 9, 9});
+  std::copy(x.data(), x.data() + x.size, xd.data());
+  mha::dynamic::workspace<double> dws;
+  SECTION("a length above the token count: bad_token_count, nothing written; dynamic throws") {
+    out.data()[0] = 42.0;
+    const std::array<std::size_t, 2> bad{9, 10};
+    CHECK(m.forward(x, bad, out, ws) == mha::status::bad_token_count);
+    CHECK(m.forward_with_weights(x, bad, out, w, ws) == mha::status::bad_token_count);
+    CHECK(out.data()[0] == 42.0);
+    const std::vector<std::size_t> bad_d{9, 10}, short_d{9};
+    CHECK_THROWS_WITH(d.forward(xd, bad_d, od, dws),
+                      Catch::Contains("lengths[1] = 10 exceeds the input's 9 tokens"));
+    CHECK_THROWS_WITH(d.forward(xd, short_d, od, dws), Catch::Contains("1 lengths for a batch of 2"));
+    mha::dynamic::tensor<double> wrong({2, 9, 9, 3});
+    CHECK_THROWS_WITH(d.forward_with_weights(xd, od, wrong, dws),
+                      Catch::Contains("weights are [2][9][9][3], expected [2][3][9][9] (per head) "
+                                      "or [2][9][9] (the head average)"));
+  }
+  SECTION("training: weights after dropout, the same in fixed and dynamic") {
+    m.dropout = 0.3;
+    d.dropout = 0.3;
+    m.forward_training_with_weights(x, out, w, ws, 99);
+    d.forward_training_with_weights(xd, od, wd, dws, 99);
+    CHECK(mha_test::same_bits(out, od));
+    CHECK(mha_test::same_bits(w, wd));
+    // the output is what forward_training gives; dropped weights are 0, kept ones scaled
+    mha::tensor<double, 2, 9, 6> plain{};
+    m.forward_training(x, plain, ws, 99);
+    CHECK(mha_test::same_bits(out, plain));
+    std::size_t zeros_below_diagonal = 0;
+    for (std::size_t b = 0; b < 2; ++b)
+      for (std::size_t h = 0; h < 3; ++h)
+        for (std::size_t i = 0; i < 9; ++i)
+          for (std::size_t j = 0; j <= i; ++j)
+            zeros_below_diagonal += w.data()[((b * 3 + h) * 9 + i) * 9 + j] == 0.0;
+    CHECK(zeros_below_diagonal > 0);
+    // padded training: the same dropout stream per sequence as the unpadded call
+    const std::array<std::size_t, 2> full{9, 9};
+    mha::tensor<double, 2, 9, 6> padded{};
+    REQUIRE(m.forward_training(x, full, padded, ws, 99) == mha::status::ok);
+    CHECK(mha_test::same_bits(padded, plain));
+    const std::vector<std::size_t> full_d{9, 9};
+    d.forward_training(xd, full_d, od, dws, 99);
+    CHECK(mha_test::same_bits(padded, od));
+  }
+  SECTION("the wrapper and grouped-query attention: rows sum to 1, fixed equals dynamic") {
+    using G = mha::grouped_query_attention<float, 8, 16, 12, 4, 2, false, mha::rope<10000>>;
+    G g{};
+    mha::for_each_parameter(g, [&](auto, auto& t) { mha_test::fill_uniform(t, rng, 0.4); });
+    mha::tensor<float, 11, 8> xg{};  // rank 2: weights [H][N][N]
+    mha_test::fill_uniform(xg, rng, 1.0);
+    G::workspace<1, 11> gws{};
+    mha::tensor<float, 11, 16> og{};
+    mha::tensor<float, 4, 11, 11> wg{};
+    g.forward_with_weights(xg, og, wg, gws);
+    for (std::size_t h = 0; h < 4; ++h)
+      for (std::size_t i = 0; i < 11; ++i) {
+        double sum = 0;
+        for (std::size_t j = 0; j < 11; ++j) {
+          const float v = wg.data()[(h * 11 + i) * 11 + j];
+          if (j > i) CHECK(v == 0.0f);
+          sum += v;
+        }
+        CHECK(sum == Approx(1.0).epsilon(1e-6));
+      }
+    mha::dynamic::grouped_query_attention<float> gd(8, 16, 12, 4, 2, false,
+                                                    mha::dynamic::rope_config{10000});
+    mha::copy_parameters(g, gd);
+    mha::dynamic::tensor<float> xgd({11, 8}), ogd({11, 16}), wgd({4, 11, 11});
+    std::copy(xg.data(), xg.data() + xg.size, xgd.data());
+    mha::dynamic::workspace<float> gdws;
+    gd.forward_with_weights(xgd, ogd, wgd, gdws);
+    CHECK(mha_test::same_bits(og, ogd));
+    CHECK(mha_test::same_bits(wg, wgd));
+
+    using Wr = mha::multi_head_attention_wrapper<double, 5, 2, 6, 2, true, attention_mask::none>;
+    Wr wr{};
+    mha::for_each_parameter(wr, [&](auto, auto& t) { mha_test::fill_uniform(t, rng, 0.4); });
+    mha::tensor<double, 1, 6, 5> xw{};
+    mha_test::fill_uniform(xw, rng, 1.0);
+    Wr::workspace<1, 6> wws{};
+    mha::tensor<double, 1, 6, 4> ow{};
+    mha::tensor<double, 1, 6, 6> aw{};
+    const std::array<std::size_t, 1> len{4};
+    REQUIRE(wr.forward_with_weights(xw, len, ow, aw, wws) == mha::status::ok);
+    for (std::size_t i = 0; i < 6; ++i) {
+      double sum = 0;
+      for (std::size_t j = 0; j < 6; ++j) {
+        const double v = aw.data()[i * 6 + j];
+        if (i >= 4 || j >= 4) CHECK(v == 0.0);  // padded query rows and keys
+        sum += v;
+      }
+      CHECK(sum == Approx(i < 4 ? 1.0 : 0.0).epsilon(1e-12));
+      if (i >= 4)
+        for (std::size_t c = 0; c < 4; ++c) CHECK(ow.data()[i * 4 + c] == 0.0);
+    }
+  }
+  SECTION("constant evaluation gives the run-time weights") {
+    using C = mha::causal_attention<double, 3, 2, 4>;
+    constexpr auto run = [](C m2) {
+      for (std::size_t i = 0; i < 6; ++i) {
+        m2.w_query.weight.data()[i] = 0.125 * static_cast<double>(i) - 0.25;
+        m2.w_key.weight.data()[i] = 0.0625 * static_cast<double>(i * i % 5) - 0.125;
+        m2.w_value.weight.data()[i] = 0.5 - 0.1875 * static_cast<double>(i % 3);
+      }
+      mha::tensor<double, 1, 4, 3> x2{};
+      for (std::size_t i = 0; i < 12; ++i) x2.data()[i] = 0.3 * static_cast<double>(i % 7) - 0.9;
+      mha::tensor<double, 1, 4, 2> o2{};
+      mha::tensor<double, 1, 1, 4, 4> w2{};
+      C::workspace<1, 4> ws2{};
+      const std::array<std::size_t, 1> len{3};
+      (void)m2.forward_with_weights(x2, len, o2, w2, ws2);
+      return w2;
+    };
+    constexpr auto at_compile_time = run(C{});
+    const auto at_run_time = run(C{});
+    CHECK(mha_test::same_bits(at_compile_time, at_run_time));
+    CHECK(at_run_time.data()[0] == 1.0);
   }
 }

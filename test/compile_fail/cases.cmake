@@ -129,5 +129,6 @@ set(MHA_COMPILE_FAIL_CASES
   "gqa_forward_last_extent|mha::grouped_query_attention::forward: input last extent must equal DIn"
   "noncausal_kv_cache|mha::multi_head_attention::forward: a KV cache needs a causal module"
   "dynamic_noncausal_kv_cache|mha::dynamic: forward\\(x, out, cache, ws\\) needs a causal module"
+  "weights_shape|mha::multi_head_attention::forward_with_weights: weights must be tensor<T, B, num_heads, N, N>"
   "noncausal_assign|mha::causal_attention: cannot assign a causal_attention of a different element type, shape, qkv bias setting or attention mask"
 )

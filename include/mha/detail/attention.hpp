@@ -171,19 +171,42 @@ struct attention_scratch {
   std::size_t ld_scores;
 };
 
+/// Where a whole-sequence forward writes the attention weights (PyTorch's
+/// need_weights=True): sequence b's head h's [rows][ld] block at base + b *
+/// batch_stride + h * head_stride, or with `average` the heads' mean
+/// (average_attn_weights=True) in one [rows][ld] block per sequence
+/// (head_stride 0). base null: no weights. The caller zeroes the blocks
+/// first; a row's masked keys are then left at 0.
+template <class T>
+struct weights_out {
+  T* base = nullptr;
+  std::size_t ld = 0;            ///< elements between query rows (the keys' extent)
+  std::size_t head_stride = 0;   ///< elements between heads (0 with average)
+  std::size_t batch_stride = 0;  ///< elements between sequences
+  bool average = false;
+  /// The same for the sequence `b` places later.
+  constexpr weights_out at_sequence(std::size_t b) const noexcept {
+    weights_out w = *this;
+    if (base != nullptr) w.base = base + b * batch_stride;
+    return w;
+  }
+};
+
 /// Q/K/V projections, attention and out_proj of one sequence: n token rows of
 /// x (row stride d_in) at positions offset .. offset+n-1 of the store (kt: K^T
 /// [width][ldk], v: V [num_heads][ldk][head_dim]), output rows of stride
 /// width. Blocked path unless `simple` (constant evaluation or small constant
 /// shapes). The values are projected one head block at a time (each element
-/// the same sum as in one product over all heads).
+/// the same sum as in one product over all heads). `weights`: where this
+/// sequence's attention weights go (weights_out, already at this sequence).
 template <class Spec, class N>
 constexpr void sequence_forward(const Spec& s, const typename Spec::value_type* x, N n,
                                 typename Spec::value_type* out, typename Spec::value_type* kt,
                                 std::size_t ldk, typename Spec::value_type* v, std::size_t offset,
                                 const attention_scratch<typename Spec::value_type>& scratch,
                                 bool simple, bool training, std::uint64_t seed,
-                                std::size_t b) noexcept {
+                                std::size_t b,
+                                const weights_out<typename Spec::value_type>& weights = {}) noexcept {
   using T = typename Spec::value_type;
   const auto width = s.width();
   const auto gw = s.group_width();
@@ -215,15 +238,26 @@ constexpr void sequence_forward(const Spec& s, const typename Spec::value_type* 
     const std::size_t ck = k * s.head_dim;
     const head_operands<T> op{scratch.query + c, width, kt + ck * ldk, ldk,
                               v + k * ldk * s.head_dim, s.head_dim, context + c, width};
+    const std::size_t hh = h;
+    const weights_sink<T> sink{
+        weights.base == nullptr ? nullptr : weights.base + hh * weights.head_stride, weights.ld,
+        weights.average && hh > 0};
     if (simple) {
       attention_head_simple<small_sizes<N, decltype(s.head_dim)>>(op, n, offset, s.head_dim,
                                                                   s.divisor, drop, b, h,
-                                                                  scratch.scores, Spec::causal);
+                                                                  scratch.scores, Spec::causal,
+                                                                  sink);
     } else {
       attention_head_blocked(op, n, offset, s.head_dim, s.divisor, drop, b, h, scratch.scores,
-                             scratch.ld_scores, Spec::causal);
+                             scratch.ld_scores, Spec::causal, sink);
     }
   });
+  if (weights.average && weights.base != nullptr) {  // the sum over heads / num_heads (mean)
+    const T heads = static_cast<T>(static_cast<std::size_t>(s.num_heads));
+    for (std::size_t i = 0; i < static_cast<std::size_t>(n); ++i)
+      for (std::size_t j = 0; j < weights.ld; ++j)
+        weights.base[i * weights.ld + j] = weights.base[i * weights.ld + j] / heads;
+  }
   if constexpr (Spec::has_out_proj)
     project_rows(context, width, n, width, s.out_proj.weight, s.out_proj.bias, width, out, width);
 }
@@ -279,16 +313,22 @@ inline void token_major_runtime(const Spec& s, Batch batch, std::size_t n, const
 /// `n` is a size_c (the compile-time forward) or a run-time count <= MaxTokens
 /// (forward(x, n, out, ws)); both give the same bits for the same n. `ws`:
 /// the module's workspace storage, laid out as workspace_layout says.
-/// `scores`: gemm::mr * MaxTokens elements.
+/// `scores`: gemm::mr * MaxTokens elements. `weights`: the attention weights
+/// of sequence 0 onwards (weights_out; zeroed by the caller), none by
+/// default. `first_sequence`: the index of sequence 0 in the caller's batch
+/// (its dropout stream; a padded batch runs one sequence at a time).
 template <std::size_t MaxTokens, class Spec, class Batch, class N>
 constexpr void forward_sequence(const Spec& s, const typename Spec::value_type* x,
                                 std::size_t x_batch, Batch batch, N n,
                                 typename Spec::value_type* out, std::size_t out_batch,
                                 typename Spec::value_type* ws, typename Spec::value_type* scores,
-                                bool training, std::uint64_t seed) noexcept {
+                                bool training, std::uint64_t seed,
+                                const weights_out<typename Spec::value_type>& weights = {},
+                                std::size_t first_sequence = 0) noexcept {
   using T = typename Spec::value_type;
   if constexpr (token_major_serves<Spec, MaxTokens>()) {
-    if (!std::is_constant_evaluated() && !training) {
+    // (the token-major kernels keep no weights: a call that asks for them takes the others)
+    if (!std::is_constant_evaluated() && !training && weights.base == nullptr) {
       constexpr std::size_t limit =
           token_major::tokens_limit<decltype(s.d_in)::value, decltype(s.width())::value>;
       if constexpr (is_size_c<N>) {
@@ -317,7 +357,35 @@ constexpr void forward_sequence(const Spec& s, const typename Spec::value_type* 
   if (std::is_constant_evaluated()) simple = true;
   for (std::size_t b = 0; b < batch; ++b)
     sequence_forward(s, x + b * x_batch, n, out + b * out_batch, ws + block, n, ws + 2 * block, 0,
-                     scratch, simple, training, seed, b);
+                     scratch, simple, training, seed, first_sequence + b, weights.at_sequence(b));
+}
+
+/// Whole-sequence forward of a padded batch (PyTorch's key_padding_mask):
+/// sequence b holds lengths[b] <= tokens real tokens, the rest is padding.
+/// Its keys at positions >= lengths[b] are masked for every query, and its
+/// output rows lengths[b] .. tokens-1 are written as zeros; rows of x past
+/// lengths[b] are never read. Each sequence is the forward of its first
+/// lengths[b] tokens (forward_sequence with a run-time count, the same bits
+/// as a batch of that one sequence), with its own dropout stream b;
+/// lengths[b] == 0 gives a zero sequence. Weights as in forward_sequence
+/// (zeroed by the caller: padded rows and keys stay 0).
+template <std::size_t MaxTokens, class Spec>
+constexpr void forward_padded(const Spec& s, const typename Spec::value_type* x,
+                              std::size_t x_batch, std::size_t batch, const std::size_t* lengths,
+                              std::size_t tokens, typename Spec::value_type* out,
+                              std::size_t out_batch, typename Spec::value_type* ws,
+                              typename Spec::value_type* scores, bool training, std::uint64_t seed,
+                              const weights_out<typename Spec::value_type>& weights) noexcept {
+  using T = typename Spec::value_type;
+  const std::size_t width = s.width();
+  for (std::size_t b = 0; b < batch; ++b) {
+    const std::size_t len = lengths[b];
+    T* const o = out + b * out_batch;
+    if (len > 0)
+      forward_sequence<MaxTokens>(s, x + b * x_batch, x_batch, size_c<1>{}, len, o, out_batch, ws,
+                                  scores, training, seed, weights.at_sequence(b), b);
+    for (std::size_t e = len * width; e < tokens * width; ++e) o[e] = T(0);
+  }
 }
 
 /// KV-cache forward: n new tokens of each of `batch` sequences (rows as in

@@ -6,8 +6,10 @@
 #include <mha/detail/cxx20_check.hpp>
 #include <mha/detail/dynamic_needs_exceptions.hpp>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -110,6 +112,52 @@ class dynamic_module : public walked_parameter_count<Derived> {
                         dynamic::workspace<T>& ws, std::uint64_t seed) const {
     run(x, out, ws, true, seed);
   }
+  /// Padded batch (PyTorch's key_padding_mask), inference: x [B][N][d_in]
+  /// (or [N][d_in]), lengths B counts <= N: sequence b's keys at positions
+  /// >= lengths[b] are masked for every query and its output rows
+  /// lengths[b]..N-1 are written as zeros (length 0: all zeros, never NaN);
+  /// x's rows past lengths[b] are never read. Bit-identical to the fixed-size
+  /// twin's forward(x, lengths, out, ws). Throws std::invalid_argument
+  /// (shapes, lengths.size() != B, a length > N), naming the numbers;
+  /// nothing is written then.
+  MHA_DETAIL_ISA_TAG
+  void forward(dynamic::tensor_view<const T> x, std::span<const std::size_t> lengths,
+               dynamic::tensor_view<T> out, dynamic::workspace<T>& ws) const {
+    run_extras(x, &lengths, out, nullptr, ws, false, 0);
+  }
+  /// Padded batch in training mode (dropout, stream b for sequence b).
+  MHA_DETAIL_ISA_TAG
+  void forward_training(dynamic::tensor_view<const T> x, std::span<const std::size_t> lengths,
+                        dynamic::tensor_view<T> out, dynamic::workspace<T>& ws,
+                        std::uint64_t seed) const {
+    run_extras(x, &lengths, out, nullptr, ws, true, seed);
+  }
+  /// Inference forward that also writes the attention weights (PyTorch's
+  /// need_weights=True): `weights` [B][num_heads][N][N] for each head
+  /// (average_attn_weights=False) or [B][N][N] for their mean over heads
+  /// ([num_heads][N][N] or [N][N] for a rank-2 x). Row i: query i's weights
+  /// over keys 0..N-1, summing to 1, zero above the diagonal when causal.
+  /// Throws std::invalid_argument for another weights shape.
+  MHA_DETAIL_ISA_TAG
+  void forward_with_weights(dynamic::tensor_view<const T> x, dynamic::tensor_view<T> out,
+                            dynamic::tensor_view<T> weights, dynamic::workspace<T>& ws) const {
+    run_extras(x, nullptr, out, &weights, ws, false, 0);
+  }
+  /// Padded batch with the attention weights (padded rows and masked keys 0).
+  MHA_DETAIL_ISA_TAG
+  void forward_with_weights(dynamic::tensor_view<const T> x, std::span<const std::size_t> lengths,
+                            dynamic::tensor_view<T> out, dynamic::tensor_view<T> weights,
+                            dynamic::workspace<T>& ws) const {
+    run_extras(x, &lengths, out, &weights, ws, false, 0);
+  }
+  /// Training-mode forward with the attention weights after dropout, as
+  /// PyTorch returns them.
+  MHA_DETAIL_ISA_TAG
+  void forward_training_with_weights(dynamic::tensor_view<const T> x, dynamic::tensor_view<T> out,
+                                     dynamic::tensor_view<T> weights, dynamic::workspace<T>& ws,
+                                     std::uint64_t seed) const {
+    run_extras(x, nullptr, out, &weights, ws, true, seed);
+  }
   /// Checks the member layers against the module's sizes, as every forward
   /// does first: throws std::invalid_argument naming the member and the
   /// shapes (e.g. "mha::dynamic::multi_head_attention: w_key is
@@ -191,6 +239,65 @@ class dynamic_module : public walked_parameter_count<Derived> {
     reserve(ws, s.batch);
     forward_sequence<1>(m.spec_(), x.data(), s.tokens * m.d_in(), s.batch, s.tokens, out.data(),
                         s.tokens * width, ws.storage.data(), ws.scores.data(), training, seed);
+  }
+  /// Padded and/or weights forward (lengths, weights: null when absent).
+  MHA_DETAIL_ISA_TAG
+  void run_extras(const dynamic::tensor_view<const T>& x, const std::span<const std::size_t>* lengths,
+                  const dynamic::tensor_view<T>& out, const dynamic::tensor_view<T>* weights,
+                  dynamic::workspace<T>& ws, bool training, std::uint64_t seed) const {
+    if constexpr (float_or_double<T>) {
+      const Derived& m = self();
+      const auto s = check_dynamic_input(Derived::api, x, m.d_in(), m.context_length());
+      check_dynamic_output(Derived::api, x, out, m.output_width());
+      m.check_parameters_(training);
+      const std::size_t h = m.num_heads();
+      bool average = false;
+      if (weights != nullptr) {
+        const auto ws_shape = weights->shape();
+        const bool batched = x.shape().size() == 3;
+        std::vector<std::size_t> per_head, mean;
+        if (batched) per_head.push_back(s.batch), mean.push_back(s.batch);
+        per_head.insert(per_head.end(), {h, s.tokens, s.tokens});
+        mean.insert(mean.end(), {s.tokens, s.tokens});
+        const auto is = [&](const std::vector<std::size_t>& e) {
+          return ws_shape.size() == e.size() && std::equal(e.begin(), e.end(), ws_shape.begin());
+        };
+        average = is(mean);
+        if (!average && !is(per_head))
+          throw std::invalid_argument(std::string(Derived::api) +
+                                      "::forward_with_weights: weights are " +
+                                      dynamic::shape_string(ws_shape) + ", expected " +
+                                      dynamic::shape_string(per_head) + " (per head) or " +
+                                      dynamic::shape_string(mean) + " (the head average)");
+      }
+      if (lengths != nullptr) {
+        if (lengths->size() != s.batch)
+          throw std::invalid_argument(std::string(Derived::api) + "::forward: " +
+                                      std::to_string(lengths->size()) +
+                                      " lengths for a batch of " + std::to_string(s.batch));
+        for (std::size_t b = 0; b < s.batch; ++b)
+          if ((*lengths)[b] > s.tokens)
+            throw std::invalid_argument(std::string(Derived::api) + "::forward: lengths[" +
+                                        std::to_string(b) + "] = " +
+                                        std::to_string((*lengths)[b]) + " exceeds the input's " +
+                                        std::to_string(s.tokens) + " tokens");
+      }
+      reserve(ws, s.batch);
+      const std::size_t n = s.tokens;
+      const std::size_t per_sequence = (average ? 1 : h) * n * n;
+      T* const w = weights == nullptr ? nullptr : weights->data();
+      if (w != nullptr)
+        for (std::size_t i = 0; i < s.batch * per_sequence; ++i) w[i] = T(0);
+      const weights_out<T> wo{w, n, average ? 0 : n * n, per_sequence, average};
+      const std::size_t width = m.output_width();
+      if (lengths != nullptr)
+        forward_padded<1>(m.spec_(), x.data(), n * m.d_in(), s.batch, lengths->data(), n,
+                          out.data(), n * width, ws.storage.data(), ws.scores.data(), training,
+                          seed, wo);
+      else
+        forward_sequence<1>(m.spec_(), x.data(), n * m.d_in(), s.batch, n, out.data(), n * width,
+                            ws.storage.data(), ws.scores.data(), training, seed, wo);
+    }
   }
   MHA_DETAIL_ISA_TAG
   dynamic::tensor<T> forward_new(const dynamic::tensor_view<const T>& x, dynamic::workspace<T>& ws,

@@ -297,6 +297,27 @@ struct head_operands {
   std::size_t ldo;
 };
 
+/// Where one head of one sequence writes its attention weights (PyTorch's
+/// need_weights): query row i's weights over the keys at rows + i * ld, the
+/// weights after dropout as the context uses them; nothing when rows is
+/// null. `accumulate`: add to the row (the running sum of the head average)
+/// instead of storing it. Only a row's first len entries are written: the
+/// caller zeroes the rows first (masked keys have weight 0).
+template <class T>
+struct weights_sink {
+  T* rows = nullptr;
+  std::size_t ld = 0;
+  bool accumulate = false;
+  constexpr void put(std::size_t i, const T* s, std::size_t len) const noexcept {
+    if (rows == nullptr) return;
+    T* const w = rows + i * ld;
+    if (accumulate)
+      for (std::size_t j = 0; j < len; ++j) w[j] = w[j] + s[j];
+    else
+      for (std::size_t j = 0; j < len; ++j) w[j] = s[j];
+  }
+};
+
 /// One attention head of one sequence (book section 3.5, PyTorch scaled
 /// dot-product attention), queries at positions offset..offset+n-1 (a
 /// KV-cache step when offset > 0), causal (is_causal=True) unless `causal` is
@@ -316,12 +337,14 @@ struct head_operands {
 /// offset + n elements. `b` and `head` select the dropout stream; the
 /// query's position is its row index i of the dropout stream. `divisor` is
 /// sqrt(head_dim) as a T, divided (not multiplied by its inverse) as in the
-/// book's `attn_scores / keys.shape[-1]**0.5`.
+/// book's `attn_scores / keys.shape[-1]**0.5`. `weights`: where the rows'
+/// attention weights go (weights_sink; none by default).
 template <bool Scalar, class T, class HeadDim>
 constexpr void attention_head_simple(const head_operands<T>& h, std::size_t n, std::size_t offset,
                                      HeadDim head_dim, T divisor, const dropout_state<T>& drop,
                                      std::size_t b, std::size_t head, T* scores,
-                                     bool causal = true) noexcept {
+                                     bool causal = true,
+                                     const weights_sink<T>& weights = {}) noexcept {
   for (std::size_t i = 0; i < n; ++i) {
     const std::size_t p = offset + i;  // the query's position
     const std::size_t keys = causal ? p + 1 : offset + n;  // keys it attends to
@@ -332,6 +355,7 @@ constexpr void attention_head_simple(const head_operands<T>& h, std::size_t n, s
       scores[j] = dot;
     }
     softmax_causal_row<T, Scalar>(scores, keys, keys, divisor, drop, b, head, p);
+    weights.put(i, scores, keys);
     T* oi = h.out + i * h.ldo;
     for (std::size_t d = 0; d < head_dim; ++d) oi[d] = T(0);
     for (std::size_t j = 0; j < keys; ++j) {
@@ -359,7 +383,8 @@ template <class T, class HeadDim>
 inline void attention_head_blocked(const head_operands<T>& h, std::size_t n, std::size_t offset,
                                    HeadDim head_dim, T divisor, const dropout_state<T>& drop,
                                    std::size_t b, std::size_t head, T* scores,
-                                   std::size_t ld_scores, bool causal = true) noexcept {
+                                   std::size_t ld_scores, bool causal = true,
+                                   const weights_sink<T>& weights = {}) noexcept {
   constexpr std::size_t L = simd::lanes<T>;
   const std::size_t total = offset + n;  // keys that exist
   for (std::size_t i0 = 0; i0 < n; i0 += gemm::mr) {
@@ -370,9 +395,12 @@ inline void attention_head_blocked(const head_operands<T>& h, std::size_t n, std
     const std::size_t cols = rounded < total ? rounded : total;
     gemm::gemm_ab<T>(rows, cols, head_dim, h.q + i0 * h.ldq, h.ldq, h.kt, h.ldk, scores, ld_scores,
                      false);
-    for (std::size_t r = 0; r < rows; ++r)
-      softmax_causal_row<T>(scores + r * ld_scores, causal ? offset + i0 + r + 1 : total, keys,
-                            divisor, drop, b, head, offset + i0 + r);
+    for (std::size_t r = 0; r < rows; ++r) {
+      const std::size_t len = causal ? offset + i0 + r + 1 : total;
+      softmax_causal_row<T>(scores + r * ld_scores, len, keys, divisor, drop, b, head,
+                            offset + i0 + r);
+      weights.put(i0 + r, scores + r * ld_scores, len);
+    }
     gemm::gemm_ab<T>(rows, head_dim, keys, scores, ld_scores, h.v, h.ldv, h.out + i0 * h.ldo, h.ldo,
                      false);
   }

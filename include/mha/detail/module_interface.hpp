@@ -70,6 +70,17 @@ struct forward_mode {
   std::uint64_t seed = 0;
 };
 
+/// The attention-weight tensors of a fixed-size forward with PyTorch's
+/// need_weights=True, for an input of rank Rank and a workspace of B
+/// sequences of N tokens (PyTorch's shapes): per head (average_attn_weights=
+/// False) [B][H][N][N], or [H][N][N] for a rank-2 input; the head average
+/// [B][N][N], or [N][N].
+template <class T, std::size_t H, std::size_t Rank, std::size_t B, std::size_t N>
+struct weights_types {
+  using per_head = std::conditional_t<Rank == 3, tensor<T, B, H, N, N>, tensor<T, H, N, N>>;
+  using average = std::conditional_t<Rank == 3, tensor<T, B, N, N>, tensor<T, N, N>>;
+};
+
 /// Output tensor type for an input of shape E... and output width W.
 template <class T, std::size_t W, std::size_t... E>
 struct output_for {
