@@ -525,3 +525,140 @@ TEST_CASE("padding and weights: errors, training, other modules, constant evalua
     CHECK(at_run_time.data()[0] == 1.0);
   }
 }
+
+// ---------------------------------------------------------------------------
+// Cross-attention (nn.MultiheadAttention(query, key, value), kdim / vdim).
+
+namespace {
+
+template <class T, std::size_t... E>
+mha::tensor<T, E...> fixed_of(const variant_fixture::tensor<T>& t) {
+  mha::tensor<T, E...> out{};
+  REQUIRE(t.size() == out.size);
+  std::copy(t.data.begin(), t.data.end(), out.data());
+  return out;
+}
+template <class T>
+mha::dynamic::tensor<T> dynamic_of(const variant_fixture::tensor<T>& t) {
+  mha::dynamic::tensor<T> out(t.shape);
+  std::copy(t.data.begin(), t.data.end(), out.data());
+  return out;
+}
+
+/// multi_head_attention<T, E, E, C, H, bias, none, KDim, VDim> on a
+/// cross-attention fixture: output (and, when stored, per-head and average
+/// weights, with the fixture's key lengths) against PyTorch; the dynamic
+/// twin gives the same bits.
+template <class M, std::size_t B, std::size_t NQ, std::size_t NKV>
+void check_cross(const char* file) {
+  using T = typename M::value_type;
+  constexpr std::size_t H = M::num_heads;
+  constexpr std::size_t E = M::output_width;
+  const auto fx = variant_fixture::load<T>(variants_dir / file);
+  REQUIRE(fx.cross);
+  REQUIRE(fx.batch == B);
+  REQUIRE(fx.num_queries == NQ);
+  REQUIRE(fx.num_keys == NKV);
+  auto m = std::make_unique<M>();
+  load(*m, fx);
+  const auto q = fixed_of<T, B, NQ, M::d_in>(fx.query());
+  const auto k = fixed_of<T, B, NKV, M::key_dim>(fx.key());
+  const auto v = fixed_of<T, B, NKV, M::value_dim>(fx.value());
+  std::array<std::size_t, B> lengths{};
+  for (std::size_t b = 0; b < B; ++b) lengths[b] = fx.key_length(b);
+  auto ws = std::make_unique<typename M::template cross_workspace<B, NQ, NKV>>();
+  mha::tensor<T, B, NQ, E> out{}, out_avg{};
+  mha::tensor<T, B, H, NQ, NKV> weights{};
+  mha::tensor<T, B, NQ, NKV> average{};
+
+  mha::dynamic::multi_head_attention<T, attention_mask::none> d(
+      M::d_in, E, M::context_length, H, M::qkv_bias,
+      mha::dynamic::kv_dims{M::key_dim, M::value_dim});
+  mha::copy_parameters(*m, d);
+  const auto qd = dynamic_of(fx.query()), kd = dynamic_of(fx.key()), vd = dynamic_of(fx.value());
+  mha::dynamic::tensor<T> od({B, NQ, E}), wd({B, H, NQ, NKV}), ad({B, NQ, NKV});
+  mha::dynamic::workspace<T> dws;
+
+  if (fx.lengths) {
+    REQUIRE(m->forward(q, k, v, lengths, out, *ws) == mha::status::ok);
+    d.forward(qd, kd, vd, lengths, od, dws);
+  } else {
+    m->forward(q, k, v, out, *ws);
+    d.forward(qd, kd, vd, od, dws);
+    CHECK(mha_test::same_bits(out, d.forward(qd, kd, vd)));
+  }
+  check_close(out.data(), fx.output, out.size, "output", fx.name);
+  CHECK(mha_test::same_bits(out, od));
+  if (!fx.need_weights) return;
+  if (fx.lengths) {
+    REQUIRE(m->forward_with_weights(q, k, v, lengths, out, weights, *ws) == mha::status::ok);
+    REQUIRE(m->forward_with_weights(q, k, v, lengths, out_avg, average, *ws) == mha::status::ok);
+    d.forward_with_weights(qd, kd, vd, lengths, od, wd, dws);
+    d.forward_with_weights(qd, kd, vd, lengths, od, ad, dws);
+  } else {
+    m->forward_with_weights(q, k, v, out, weights, *ws);
+    m->forward_with_weights(q, k, v, out_avg, average, *ws);
+    d.forward_with_weights(qd, kd, vd, od, wd, dws);
+    d.forward_with_weights(qd, kd, vd, od, ad, dws);
+  }
+  check_close(weights.data(), fx.weights, weights.size, "weights", fx.name);
+  check_close(average.data(), fx.average_weights, average.size, "average weights", fx.name);
+  CHECK(mha_test::same_bits(out, out_avg));
+  CHECK(mha_test::same_bits(out, od));
+  CHECK(mha_test::same_bits(weights, wd));
+  CHECK(mha_test::same_bits(average, ad));
+}
+
+template <class T, std::size_t E, std::size_t H, bool Bias, std::size_t K, std::size_t V>
+using cross_mha = mha::multi_head_attention<T, E, E, 8, H, Bias, attention_mask::none, K, V>;
+
+}  // namespace
+
+TEST_CASE("cross-attention equals nn.MultiheadAttention(query, key, value)",
+          "[variants][cross]") {
+  check_cross<cross_mha<float, 8, 2, true, 5, 7>, 2, 3, 6>("cross_f32_e8_h2_k5_v7_bias.json");
+  check_cross<cross_mha<float, 8, 2, false, 5, 7>, 2, 3, 6>("cross_f32_e8_h2_k5_v7_nobias.json");
+  check_cross<cross_mha<float, 8, 2, true, 8, 8>, 2, 3, 6>("cross_f32_e8_h2_kv8_bias.json");
+  check_cross<cross_mha<double, 8, 2, true, 5, 7>, 2, 3, 6>("cross_f64_e8_h2_k5_v7_bias.json");
+  check_cross<cross_mha<double, 8, 2, false, 5, 7>, 2, 3, 6>("cross_f64_e8_h2_k5_v7_nobias.json");
+  check_cross<cross_mha<float, 6, 3, true, 4, 10>, 2, 7, 2>("cross_f32_e6_h3_k4_v10_nq7_nkv2.json");
+  check_cross<cross_mha<double, 8, 2, true, 5, 7>, 2, 3, 6>("cross_weights_f64_e8_h2_k5_v7_bias.json");
+}
+
+TEST_CASE("cross-attention with padded keys (key_padding_mask)", "[variants][cross][padding]") {
+  check_cross<cross_mha<float, 8, 2, true, 5, 7>, 3, 3, 6>("cross_pad_f32_e8_h2_k5_v7_bias.json");
+  check_cross<cross_mha<double, 8, 2, false, 5, 7>, 3, 3, 6>(
+      "cross_pad_f64_e8_h2_k5_v7_nobias.json");
+}
+
+TEST_CASE("cross-attention: a key input equal to the query is self-attention; errors",
+          "[variants][cross]") {
+  std::mt19937 rng(77);
+  using M = mha::multi_head_attention<float, 16, 16, 24, 4, true, attention_mask::none>;
+  auto m = std::make_unique<M>();
+  mha::for_each_parameter(*m, [&](auto, auto& t) { mha_test::fill_uniform(t, rng, 0.3); });
+  mha::tensor<float, 2, 21, 16> x{};
+  mha_test::fill_uniform(x, rng, 1.0);
+  mha::tensor<float, 2, 21, 16> self{}, cross{};
+  auto ws = std::make_unique<M::workspace<2, 21>>();
+  m->forward(x, self, *ws);
+  m->forward(x, x, x, cross, *ws);
+  CHECK(mha_test::same_bits(self, cross));
+
+  mha::dynamic::multi_head_attention<float, attention_mask::none> d(
+      16, 16, 24, 4, true, mha::dynamic::kv_dims{3, 5});
+  mha::dynamic::tensor<float> q({2, 4, 16}), k({2, 6, 3}), v({2, 6, 5}), bad_v({2, 5, 5}),
+      out({2, 4, 16});
+  mha::dynamic::workspace<float> dws;
+  CHECK_NOTHROW(d.forward(q, k, v, out, dws));
+  CHECK_THROWS_WITH(d.forward(q, k, bad_v, out, dws),
+                    Catch::Contains("must have one rank and batch, and key and value one token "
+                                    "count"));
+  CHECK_THROWS_WITH(d.forward(q, v, k, out, dws), Catch::Contains("last extent 5"));
+  CHECK_THROWS_AS(mha::dynamic::multi_head_attention<float>(4, 4, 4, 2, false,
+                                                            mha::dynamic::kv_dims{0, 3}),
+                  std::invalid_argument);
+  const std::vector<std::size_t> too_long{6, 7};
+  CHECK_THROWS_WITH(d.forward(q, k, v, too_long, out, dws),
+                    Catch::Contains("lengths[1] = 7 exceeds the input's 6 tokens"));
+}

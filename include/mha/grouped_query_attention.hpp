@@ -125,6 +125,10 @@ struct grouped_query_attention {
   static constexpr std::size_t kv_width = NumKvHeads * head_dim;
   static constexpr std::size_t output_width = DOut;
   static constexpr bool qkv_bias = QkvBias;
+  /// Features of a key and of a value input row of cross-attention (=
+  /// DIn: only multi_head_attention takes another kdim / vdim).
+  static constexpr std::size_t key_dim = DIn;
+  static constexpr std::size_t value_dim = DIn;
   /// Which keys a query attends to (template parameter Mask): causal, the
   /// default, or none (every key; no KV-cache forward). See mha::attention_mask.
   static constexpr attention_mask mask = Mask;

@@ -58,7 +58,8 @@ namespace mha {
 /// NumHeads; and those of forward (MHA_DETAIL_FORWARD_OVERLOADS).
 template <class T, std::size_t DIn, std::size_t DOut, std::size_t ContextLength,
           std::size_t NumHeads, bool QkvBias = false,
-          attention_mask Mask = attention_mask::causal>
+          attention_mask Mask = attention_mask::causal, std::size_t KDim = DIn,
+          std::size_t VDim = DIn>
 struct multi_head_attention {
   static_assert(detail::float_or_double<T>,
                 "mha::multi_head_attention: T must be float or double");
@@ -72,6 +73,10 @@ struct multi_head_attention {
                 "mha::multi_head_attention: NumHeads must be greater than 0");
   static_assert(detail::divisible_by<DOut, detail::at_least_1<NumHeads>>,
                 "mha::multi_head_attention: DOut must be divisible by NumHeads");
+  static_assert(detail::greater_than_zero<KDim>,
+                "mha::multi_head_attention: KDim must be greater than 0");
+  static_assert(detail::greater_than_zero<VDim>,
+                "mha::multi_head_attention: VDim must be greater than 0");
 
   using value_type = T;
   static constexpr std::size_t d_in = DIn;
@@ -94,6 +99,12 @@ struct multi_head_attention {
  public:
   static constexpr std::size_t output_width = DOut;
   static constexpr bool qkv_bias = QkvBias;
+  /// Features of a key input row (PyTorch's kdim; = DIn unless given): W_key
+  /// is [DOut][KDim]. Only cross-attention, forward(query, key, value, ...),
+  /// reads key rows of another width.
+  static constexpr std::size_t key_dim = KDim;
+  /// Features of a value input row (PyTorch's vdim; = DIn unless given).
+  static constexpr std::size_t value_dim = VDim;
   /// Which keys a query attends to (template parameter Mask): causal, the
   /// default, or none (every key; no KV-cache forward). See mha::attention_mask.
   static constexpr attention_mask mask = Mask;
@@ -166,10 +177,10 @@ struct multi_head_attention {
 
   linear<detail::element_or_float<T>, detail::at_least_1<DIn>, layout_d_out_, QkvBias>
       w_query;  ///< W_query: weight [DOut][DIn], rows split by head
-  linear<detail::element_or_float<T>, detail::at_least_1<DIn>, layout_d_out_, QkvBias>
-      w_key;  ///< W_key: weight [DOut][DIn], rows split by head
-  linear<detail::element_or_float<T>, detail::at_least_1<DIn>, layout_d_out_, QkvBias>
-      w_value;  ///< W_value: weight [DOut][DIn], rows split by head
+  linear<detail::element_or_float<T>, detail::at_least_1<KDim>, layout_d_out_, QkvBias>
+      w_key;  ///< W_key: weight [DOut][KDim], rows split by head
+  linear<detail::element_or_float<T>, detail::at_least_1<VDim>, layout_d_out_, QkvBias>
+      w_value;  ///< W_value: weight [DOut][VDim], rows split by head
   linear<detail::element_or_float<T>, layout_d_out_, layout_d_out_, true>
       out_proj;  ///< out_proj: weight [DOut][DOut], bias [DOut]
   /// Dropout probability of forward_training, in [0, 1] (inference ignores it).
@@ -177,7 +188,8 @@ struct multi_head_attention {
   /// p < 0 mean no dropout and p > 1 drops every weight (mha::dynamic throws).
   T dropout = T(0);
   static_assert(
-      detail::within_inline_limit<3 * sizeof(w_query) + sizeof(out_proj) + sizeof(T),
+      detail::within_inline_limit<sizeof(w_query) + sizeof(w_key) + sizeof(w_value) +
+                                      sizeof(out_proj) + sizeof(T),
                                   MHA_DETAIL_MAX_INLINE_BYTES(),
                                   (sizeof(w_query) > sizeof(out_proj) ? sizeof(w_query)
                                                                       : sizeof(out_proj))>,
@@ -194,7 +206,9 @@ struct multi_head_attention {
                   "mha::multi_head_attention::head_weights: head index H must be less than "
                   "NumHeads");
     static constexpr std::size_t h_ = detail::clamp_index<H, NumHeads>;
-    block_view<const T, weight_split_layout<h_, NumHeads, DOut, DIn>> query, key, value;
+    block_view<const T, weight_split_layout<h_, NumHeads, DOut, DIn>> query;
+    block_view<const T, weight_split_layout<h_, NumHeads, DOut, KDim>> key;    ///< [head_dim][KDim]
+    block_view<const T, weight_split_layout<h_, NumHeads, DOut, VDim>> value;  ///< [head_dim][VDim]
   };
   /// Head H's weight split (see head_weights_type). Error if H >= NumHeads.
   template <std::size_t H>

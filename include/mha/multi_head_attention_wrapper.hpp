@@ -74,6 +74,10 @@ struct multi_head_attention_wrapper {
   static constexpr std::size_t head_dim = DOut;                  ///< each head's width
   static constexpr std::size_t output_width = NumHeads * DOut;   ///< concatenated width
   static constexpr bool qkv_bias = QkvBias;
+  /// Features of a key and of a value input row of cross-attention (=
+  /// DIn: only multi_head_attention takes another kdim / vdim).
+  static constexpr std::size_t key_dim = DIn;
+  static constexpr std::size_t value_dim = DIn;
   /// Which keys a query attends to (template parameter Mask): causal, the
   /// default, or none (every key; no KV-cache forward). See mha::attention_mask.
   static constexpr attention_mask mask = Mask;

@@ -130,5 +130,9 @@ set(MHA_COMPILE_FAIL_CASES
   "noncausal_kv_cache|mha::multi_head_attention::forward: a KV cache needs a causal module"
   "dynamic_noncausal_kv_cache|mha::dynamic: forward\\(x, out, cache, ws\\) needs a causal module"
   "weights_shape|mha::multi_head_attention::forward_with_weights: weights must be tensor<T, B, num_heads, N, N>"
+  "cross_causal|mha::multi_head_attention::forward\\(query, key, value, ...\\): cross-attention needs Mask = attention_mask::none"
+  "cross_key_extent|mha::multi_head_attention::forward\\(query, key, value, ...\\): key last extent must equal KDim"
+  "self_forward_kdim|mha::multi_head_attention::forward: self-attention projects keys and values from x, so KDim and VDim must equal DIn"
+  "dynamic_cross_causal|mha::dynamic: forward\\(query, key, value, ...\\): cross-attention needs Mask = attention_mask::none"
   "noncausal_assign|mha::causal_attention: cannot assign a causal_attention of a different element type, shape, qkv bias setting or attention mask"
 )

@@ -523,3 +523,17 @@ TEST_CASE("random corruption never crashes and never half-loads", "[io][malforme
   }
   CHECK(loaded < 3000);
 }
+
+TEST_CASE("a cross-attention module with its own kdim / vdim is refused, nothing written",
+          "[io][malformed]") {
+  using cross_t = mha::multi_head_attention<float, 3, 4, 6, 2, false, mha::attention_mask::none, 5, 3>;
+  expect_error<cross_t>("cross_kdim", make_file(valid_tensors()), load_errc::model,
+                        {"kdim = 5 and vdim = 3 differ from d_in = 3",
+                         "loading a cross-attention module"});
+  auto d = std::make_unique<mha::dynamic::multi_head_attention<float, mha::attention_mask::none>>(
+      3, 4, 6, 2, false, mha::dynamic::kv_dims{3, 7});
+  const auto bytes = make_file(valid_tensors());
+  const auto r = mha::io::try_load_safetensors_memory(bytes.data(), bytes.size(), *d);
+  CHECK(r.code == load_errc::model);
+  CHECK(r.message.find("vdim = 7") != std::string::npos);
+}

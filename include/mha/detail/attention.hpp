@@ -192,6 +192,21 @@ struct weights_out {
   }
 };
 
+/// The rows keys and values are projected from: the query input itself
+/// (self-attention; rows = the query rows) or another input (cross-attention:
+/// `rows` tokens, key rows of `key_dim` features at `key`, value rows of
+/// `value_dim` at `value`, each row after row).
+template <class T, class KeyDim, class ValueDim, class Rows>
+struct kv_rows {
+  const T* key;
+  KeyDim key_dim;
+  const T* value;
+  ValueDim value_dim;
+  Rows rows;
+};
+/// Self-attention: no other input.
+struct self_kv {};
+
 /// Q/K/V projections, attention and out_proj of one sequence: n token rows of
 /// x (row stride d_in) at positions offset .. offset+n-1 of the store (kt: K^T
 /// [width][ldk], v: V [num_heads][ldk][head_dim]), output rows of stride
@@ -199,15 +214,25 @@ struct weights_out {
 /// shapes). The values are projected one head block at a time (each element
 /// the same sum as in one product over all heads). `weights`: where this
 /// sequence's attention weights go (weights_out, already at this sequence).
-template <class Spec, class N>
+/// `source`: self_kv, or the kv_rows of a cross-attention's key/value input
+/// (offset 0, its keys at store positions 0..rows-1).
+template <class Spec, class N, class Source = self_kv>
 constexpr void sequence_forward(const Spec& s, const typename Spec::value_type* x, N n,
                                 typename Spec::value_type* out, typename Spec::value_type* kt,
                                 std::size_t ldk, typename Spec::value_type* v, std::size_t offset,
                                 const attention_scratch<typename Spec::value_type>& scratch,
                                 bool simple, bool training, std::uint64_t seed,
                                 std::size_t b,
-                                const weights_out<typename Spec::value_type>& weights = {}) noexcept {
+                                const weights_out<typename Spec::value_type>& weights = {},
+                                const Source& source = {}) noexcept {
   using T = typename Spec::value_type;
+  const auto src = [&] {
+    if constexpr (std::is_same_v<Source, self_kv>)
+      return kv_rows<T, decltype(s.d_in), decltype(s.d_in), N>{x, s.d_in, x, s.d_in, n};
+    else
+      return source;
+  }();
+  const key_range range{Spec::causal, offset + static_cast<std::size_t>(src.rows)};
   const auto width = s.width();
   const auto gw = s.group_width();
   const auto kgw = s.kv_group_width();
@@ -216,16 +241,18 @@ constexpr void sequence_forward(const Spec& s, const typename Spec::value_type* 
   for_each_index(s.groups, [&](auto g) {
     const auto w = s.group(g);
     project_rows(x, s.d_in, n, s.d_in, w.query, w.query_bias, gw, scratch.query + g * gw, width);
-    project_rows_t(x, s.d_in, n, s.d_in, w.key, w.key_bias, kgw, kt + g * kgw * ldk + offset, ldk);
+    project_rows_t(src.key, src.key_dim, src.rows, src.key_dim, w.key, w.key_bias, kgw,
+                   kt + g * kgw * ldk + offset, ldk);
   });
   if constexpr (Spec::has_rope) {  // queries and keys rotated by their positions
     apply_rope(s.rope, scratch.query, n, width, 1, s.num_heads, s.head_dim, offset);
-    apply_rope(s.rope, kt + offset, n, 1, ldk, s.num_kv_heads, s.head_dim, offset);
+    apply_rope(s.rope, kt + offset, src.rows, 1, ldk, s.num_kv_heads, s.head_dim, offset);
   }
   for_each_index(s.num_kv_heads, [&](auto k) {  // V: one block per key/value head
     const auto w = s.group(size_div(k, hpg));
     const std::size_t kk = k % hpg;  // the head's index in its group
-    project_rows(x, s.d_in, n, s.d_in, w.value + kk * s.head_dim * s.d_in,
+    project_rows(src.value, src.value_dim, src.rows, src.value_dim,
+                 w.value + kk * s.head_dim * src.value_dim,
                  bias_offset(w.value_bias, kk * s.head_dim), s.head_dim,
                  v + (k * ldk + offset) * s.head_dim, s.head_dim);
   });
@@ -245,11 +272,10 @@ constexpr void sequence_forward(const Spec& s, const typename Spec::value_type* 
     if (simple) {
       attention_head_simple<small_sizes<N, decltype(s.head_dim)>>(op, n, offset, s.head_dim,
                                                                   s.divisor, drop, b, h,
-                                                                  scratch.scores, Spec::causal,
-                                                                  sink);
+                                                                  scratch.scores, range, sink);
     } else {
       attention_head_blocked(op, n, offset, s.head_dim, s.divisor, drop, b, h, scratch.scores,
-                             scratch.ld_scores, Spec::causal, sink);
+                             scratch.ld_scores, range, sink);
     }
   });
   if (weights.average && weights.base != nullptr) {  // the sum over heads / num_heads (mean)
@@ -385,6 +411,55 @@ constexpr void forward_padded(const Spec& s, const typename Spec::value_type* x,
       forward_sequence<MaxTokens>(s, x + b * x_batch, x_batch, size_c<1>{}, len, o, out_batch, ws,
                                   scores, training, seed, weights.at_sequence(b), b);
     for (std::size_t e = len * width; e < tokens * width; ++e) o[e] = T(0);
+  }
+}
+
+/// Cross-attention (nn.MultiheadAttention(query, key, value)) of `batch`
+/// sequences: nq query rows of d_in features (sequence b at q + b *
+/// q_batch), nkv key rows of key_dim features (k + b * k_batch) and nkv
+/// value rows of value_dim (v + b * v_batch); every query attends to every
+/// key of its sequence (no causal mask), or, with key_lengths, to its first
+/// key_lengths[b] keys (key_padding_mask on the keys; a sequence with none
+/// has a zero context, so its output rows are out_proj's bias). The
+/// projections, heads and out_proj are sequence_forward's, with the keys and
+/// values projected from the other input. ws: 4 * max(nq, nkv) * width
+/// elements; scores: gemm::mr rows of nkv.
+template <class Spec, class KeyDim, class ValueDim>
+constexpr void forward_cross(const Spec& s, const typename Spec::value_type* q,
+                             std::size_t q_batch, std::size_t batch, std::size_t nq,
+                             const typename Spec::value_type* k, std::size_t k_batch,
+                             KeyDim key_dim, const typename Spec::value_type* v,
+                             std::size_t v_batch, ValueDim value_dim, std::size_t nkv,
+                             const std::size_t* key_lengths, typename Spec::value_type* out,
+                             std::size_t out_batch, typename Spec::value_type* ws,
+                             typename Spec::value_type* scores, bool training, std::uint64_t seed,
+                             const weights_out<typename Spec::value_type>& weights) noexcept {
+  using T = typename Spec::value_type;
+  static_assert(!Spec::causal, "detail::forward_cross: cross-attention has no causal mask");
+  const std::size_t width = s.width();
+  const std::size_t block = (nq > nkv ? nq : nkv) * width;
+  const attention_scratch<T> scratch{ws, ws + 3 * block, scores, nkv};
+  bool simple = false;  // (not const: its initialiser would be manifestly constant-evaluated)
+  if (std::is_constant_evaluated()) simple = true;
+  for (std::size_t b = 0; b < batch; ++b) {
+    const std::size_t keys = key_lengths == nullptr ? nkv : key_lengths[b];
+    T* const o = out + b * out_batch;
+    if (keys == 0) {  // no key: a zero context
+      for (std::size_t i = 0; i < nq; ++i)
+        for (std::size_t c = 0; c < width; ++c) {
+          if constexpr (Spec::has_out_proj)
+            o[i * width + c] = bias_pointer<T>(s.out_proj.bias) == nullptr
+                                   ? T(0)
+                                   : bias_pointer<T>(s.out_proj.bias)[c];
+          else
+            o[i * width + c] = T(0);
+        }
+      continue;
+    }
+    sequence_forward(s, q + b * q_batch, nq, o, ws + block, keys, ws + 2 * block, 0, scratch,
+                     simple, training, seed, b, weights.at_sequence(b),
+                     kv_rows<T, KeyDim, ValueDim, std::size_t>{k + b * k_batch, key_dim,
+                                                               v + b * v_batch, value_dim, keys});
   }
 }
 

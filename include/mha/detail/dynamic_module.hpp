@@ -158,6 +158,66 @@ class dynamic_module : public walked_parameter_count<Derived> {
                                      std::uint64_t seed) const {
     run_extras(x, nullptr, out, &weights, ws, true, seed);
   }
+  /// Cross-attention (nn.MultiheadAttention(query, key, value) without
+  /// attn_mask; Mask must be attention_mask::none, a compile-time error
+  /// otherwise): query [B][Nq][d_in], key [B][Nkv][key_dim()], value
+  /// [B][Nkv][value_dim()] (or all rank 2) -> [B][Nq][output_width()]; every
+  /// query attends to every key of its sequence. Bit-identical to the
+  /// fixed-size twin's forward(query, key, value, out, ws). Throws
+  /// std::invalid_argument for shapes that do not fit, naming them.
+  MHA_DETAIL_ISA_TAG
+  dynamic::tensor<T> forward(dynamic::tensor_view<const T> query, dynamic::tensor_view<const T> key,
+                             dynamic::tensor_view<const T> value) const {
+    std::vector<std::size_t> shape(query.shape().begin(), query.shape().end());
+    shape.back() = self().output_width();
+    dynamic::tensor<T> out(shape);
+    dynamic::workspace<T> ws;
+    run_cross(query, key, value, nullptr, out, nullptr, ws, false, 0);
+    return out;
+  }
+  /// Cross-attention into `out`, reusing `ws`.
+  MHA_DETAIL_ISA_TAG
+  void forward(dynamic::tensor_view<const T> query, dynamic::tensor_view<const T> key,
+               dynamic::tensor_view<const T> value, dynamic::tensor_view<T> out,
+               dynamic::workspace<T>& ws) const {
+    run_cross(query, key, value, nullptr, out, nullptr, ws, false, 0);
+  }
+  /// Cross-attention with padded keys (key_padding_mask on the keys): the
+  /// queries of sequence b attend to its first key_lengths[b] keys; none
+  /// gives a zero context (output rows = out_proj's bias, never NaN).
+  MHA_DETAIL_ISA_TAG
+  void forward(dynamic::tensor_view<const T> query, dynamic::tensor_view<const T> key,
+               dynamic::tensor_view<const T> value, std::span<const std::size_t> key_lengths,
+               dynamic::tensor_view<T> out, dynamic::workspace<T>& ws) const {
+    run_cross(query, key, value, &key_lengths, out, nullptr, ws, false, 0);
+  }
+  /// Cross-attention in training mode (dropout on the attention weights).
+  MHA_DETAIL_ISA_TAG
+  void forward_training(dynamic::tensor_view<const T> query, dynamic::tensor_view<const T> key,
+                        dynamic::tensor_view<const T> value, dynamic::tensor_view<T> out,
+                        dynamic::workspace<T>& ws, std::uint64_t seed) const {
+    run_cross(query, key, value, nullptr, out, nullptr, ws, true, seed);
+  }
+  /// Cross-attention with the attention weights: [B][num_heads][Nq][Nkv] per
+  /// head or [B][Nq][Nkv] averaged (no B for rank-2 inputs).
+  MHA_DETAIL_ISA_TAG
+  void forward_with_weights(dynamic::tensor_view<const T> query, dynamic::tensor_view<const T> key,
+                            dynamic::tensor_view<const T> value, dynamic::tensor_view<T> out,
+                            dynamic::tensor_view<T> weights, dynamic::workspace<T>& ws) const {
+    run_cross(query, key, value, nullptr, out, &weights, ws, false, 0);
+  }
+  /// Cross-attention with padded keys and the attention weights.
+  MHA_DETAIL_ISA_TAG
+  void forward_with_weights(dynamic::tensor_view<const T> query, dynamic::tensor_view<const T> key,
+                            dynamic::tensor_view<const T> value,
+                            std::span<const std::size_t> key_lengths, dynamic::tensor_view<T> out,
+                            dynamic::tensor_view<T> weights, dynamic::workspace<T>& ws) const {
+    run_cross(query, key, value, &key_lengths, out, &weights, ws, false, 0);
+  }
+  /// Features of a key and of a value input row of cross-attention: d_in()
+  /// (only multi_head_attention takes another kdim / vdim, its own key_dim()).
+  std::size_t key_dim() const noexcept { return self().d_in(); }
+  std::size_t value_dim() const noexcept { return self().d_in(); }
   /// Checks the member layers against the module's sizes, as every forward
   /// does first: throws std::invalid_argument naming the member and the
   /// shapes (e.g. "mha::dynamic::multi_head_attention: w_key is
@@ -251,37 +311,9 @@ class dynamic_module : public walked_parameter_count<Derived> {
       check_dynamic_output(Derived::api, x, out, m.output_width());
       m.check_parameters_(training);
       const std::size_t h = m.num_heads();
-      bool average = false;
-      if (weights != nullptr) {
-        const auto ws_shape = weights->shape();
-        const bool batched = x.shape().size() == 3;
-        std::vector<std::size_t> per_head, mean;
-        if (batched) per_head.push_back(s.batch), mean.push_back(s.batch);
-        per_head.insert(per_head.end(), {h, s.tokens, s.tokens});
-        mean.insert(mean.end(), {s.tokens, s.tokens});
-        const auto is = [&](const std::vector<std::size_t>& e) {
-          return ws_shape.size() == e.size() && std::equal(e.begin(), e.end(), ws_shape.begin());
-        };
-        average = is(mean);
-        if (!average && !is(per_head))
-          throw std::invalid_argument(std::string(Derived::api) +
-                                      "::forward_with_weights: weights are " +
-                                      dynamic::shape_string(ws_shape) + ", expected " +
-                                      dynamic::shape_string(per_head) + " (per head) or " +
-                                      dynamic::shape_string(mean) + " (the head average)");
-      }
-      if (lengths != nullptr) {
-        if (lengths->size() != s.batch)
-          throw std::invalid_argument(std::string(Derived::api) + "::forward: " +
-                                      std::to_string(lengths->size()) +
-                                      " lengths for a batch of " + std::to_string(s.batch));
-        for (std::size_t b = 0; b < s.batch; ++b)
-          if ((*lengths)[b] > s.tokens)
-            throw std::invalid_argument(std::string(Derived::api) + "::forward: lengths[" +
-                                        std::to_string(b) + "] = " +
-                                        std::to_string((*lengths)[b]) + " exceeds the input's " +
-                                        std::to_string(s.tokens) + " tokens");
-      }
+      const bool average = weights != nullptr && check_weights(*weights, x.shape().size() == 3,
+                                                               s.batch, s.tokens, s.tokens);
+      if (lengths != nullptr) check_lengths(*lengths, s.batch, s.tokens);
       reserve(ws, s.batch);
       const std::size_t n = s.tokens;
       const std::size_t per_sequence = (average ? 1 : h) * n * n;
@@ -297,6 +329,82 @@ class dynamic_module : public walked_parameter_count<Derived> {
       else
         forward_sequence<1>(m.spec_(), x.data(), n * m.d_in(), s.batch, n, out.data(), n * width,
                             ws.storage.data(), ws.scores.data(), training, seed, wo);
+    }
+  }
+  /// Checks a weights view: [B][num_heads][nq][nk] (per head; returns
+  /// false) or [B][nq][nk] (average; true), without B when not batched.
+  MHA_DETAIL_ISA_TAG
+  bool check_weights(const dynamic::tensor_view<T>& weights, bool batched, std::size_t batch,
+                     std::size_t nq, std::size_t nk) const {
+    const auto ws_shape = weights.shape();
+    std::vector<std::size_t> per_head, mean;
+    if (batched) per_head.push_back(batch), mean.push_back(batch);
+    per_head.insert(per_head.end(), {self().num_heads(), nq, nk});
+    mean.insert(mean.end(), {nq, nk});
+    const auto is = [&](const std::vector<std::size_t>& e) {
+      return ws_shape.size() == e.size() && std::equal(e.begin(), e.end(), ws_shape.begin());
+    };
+    if (is(mean)) return true;
+    if (is(per_head)) return false;
+    throw std::invalid_argument(std::string(Derived::api) + "::forward_with_weights: weights are " +
+                                dynamic::shape_string(ws_shape) + ", expected " +
+                                dynamic::shape_string(per_head) + " (per head) or " +
+                                dynamic::shape_string(mean) + " (the head average)");
+  }
+  /// Checks `lengths`: one per sequence, each at most `tokens`.
+  MHA_DETAIL_ISA_TAG
+  static void check_lengths(std::span<const std::size_t> lengths, std::size_t batch,
+                            std::size_t tokens) {
+    if (lengths.size() != batch)
+      throw std::invalid_argument(std::string(Derived::api) + "::forward: " +
+                                  std::to_string(lengths.size()) + " lengths for a batch of " +
+                                  std::to_string(batch));
+    for (std::size_t b = 0; b < batch; ++b)
+      if (lengths[b] > tokens)
+        throw std::invalid_argument(std::string(Derived::api) + "::forward: lengths[" +
+                                    std::to_string(b) + "] = " + std::to_string(lengths[b]) +
+                                    " exceeds the input's " + std::to_string(tokens) + " tokens");
+  }
+  /// The cross-attention forwards (key_lengths, weights: null when absent).
+  MHA_DETAIL_ISA_TAG
+  void run_cross(const dynamic::tensor_view<const T>& query, const dynamic::tensor_view<const T>& key,
+                 const dynamic::tensor_view<const T>& value,
+                 const std::span<const std::size_t>* key_lengths,
+                 const dynamic::tensor_view<T>& out, const dynamic::tensor_view<T>* weights,
+                 dynamic::workspace<T>& ws, bool training, std::uint64_t seed) const {
+    static_assert(!Derived::is_causal,
+                  "mha::dynamic: forward(query, key, value, ...): cross-attention needs Mask = "
+                  "attention_mask::none (every query attends to every key of the other input)");
+    if constexpr (float_or_double<T> && !Derived::is_causal) {
+      const Derived& m = self();
+      const std::string api = std::string(Derived::api) + " cross-attention";
+      const auto sq = check_dynamic_input(Derived::api, query, m.d_in(), m.context_length());
+      const auto sk = check_dynamic_input(Derived::api, key, m.key_dim(), m.context_length());
+      const auto sv = check_dynamic_input(Derived::api, value, m.value_dim(), m.context_length());
+      if (key.shape().size() != query.shape().size() || value.shape().size() != query.shape().size() ||
+          sk.batch != sq.batch || sv.batch != sq.batch || sv.tokens != sk.tokens)
+        throw std::invalid_argument(api + ": query " + dynamic::shape_string(query.shape()) +
+                                    ", key " + dynamic::shape_string(key.shape()) + " and value " +
+                                    dynamic::shape_string(value.shape()) +
+                                    " must have one rank and batch, and key and value one token "
+                                    "count");
+      check_dynamic_output(Derived::api, query, out, m.output_width());
+      m.check_parameters_(training);
+      const std::size_t nq = sq.tokens, nkv = sk.tokens;
+      const bool average = weights != nullptr &&
+                           check_weights(*weights, query.shape().size() == 3, sq.batch, nq, nkv);
+      if (key_lengths != nullptr) check_lengths(*key_lengths, sq.batch, nkv);
+      reserve(ws, sq.batch);
+      const std::size_t per_sequence = (average ? 1 : m.num_heads()) * nq * nkv;
+      T* const w = weights == nullptr ? nullptr : weights->data();
+      if (w != nullptr)
+        for (std::size_t i = 0; i < sq.batch * per_sequence; ++i) w[i] = T(0);
+      const weights_out<T> wo{w, nkv, average ? 0 : nq * nkv, per_sequence, average};
+      forward_cross(m.spec_(), query.data(), nq * m.d_in(), sq.batch, nq, key.data(),
+                    nkv * m.key_dim(), m.key_dim(), value.data(), nkv * m.value_dim(),
+                    m.value_dim(), nkv, key_lengths == nullptr ? nullptr : key_lengths->data(),
+                    out.data(), nq * m.output_width(), ws.storage.data(), ws.scores.data(),
+                    training, seed, wo);
     }
   }
   MHA_DETAIL_ISA_TAG

@@ -318,14 +318,25 @@ struct weights_sink {
   }
 };
 
+/// Which keys the queries of one head call attend to: `keys` keys exist
+/// (offset + n in self-attention: the cached ones and the new ones; the
+/// other input's token count in cross-attention); causal: the query at
+/// position p only keys 0..p.
+struct key_range {
+  bool causal = true;
+  std::size_t keys = 0;
+  /// Keys of the query at position p.
+  constexpr std::size_t of(std::size_t p) const noexcept { return causal ? p + 1 : keys; }
+};
+
 /// One attention head of one sequence (book section 3.5, PyTorch scaled
 /// dot-product attention), queries at positions offset..offset+n-1 (a
-/// KV-cache step when offset > 0), causal (is_causal=True) unless `causal` is
-/// false:
+/// KV-cache step when offset > 0), causal (is_causal=True) unless `range` is
+/// not (key_range; the default: causal over offset + n keys):
 ///
 ///   out[i] = sum_{j < keys(i)} w[i][j] * v[j],
 ///   w[i][:] = dropout(softmax_j(q[i] . k[j] / sqrt(head_dim)))
-///   keys(i) = offset+i+1 when causal, offset+n (every key) otherwise
+///   keys(i) = offset+i+1 when causal, range.keys (every key) otherwise
 ///
 /// This is the simple (constexpr) formulation, one score row at a time. Keys
 /// after the query are the masked -inf positions: they get weight exactly 0
@@ -343,11 +354,12 @@ template <bool Scalar, class T, class HeadDim>
 constexpr void attention_head_simple(const head_operands<T>& h, std::size_t n, std::size_t offset,
                                      HeadDim head_dim, T divisor, const dropout_state<T>& drop,
                                      std::size_t b, std::size_t head, T* scores,
-                                     bool causal = true,
+                                     key_range range = {},
                                      const weights_sink<T>& weights = {}) noexcept {
+  if (range.keys == 0) range.keys = offset + n;
   for (std::size_t i = 0; i < n; ++i) {
     const std::size_t p = offset + i;  // the query's position
-    const std::size_t keys = causal ? p + 1 : offset + n;  // keys it attends to
+    const std::size_t keys = range.of(p);  // keys it attends to
     const T* qi = h.q + i * h.ldq;
     for (std::size_t j = 0; j < keys; ++j) {
       T dot = T(0);
@@ -367,7 +379,7 @@ constexpr void attention_head_simple(const head_operands<T>& h, std::size_t n, s
 }
 
 /// One attention head of one sequence, run-time fast path (same operands,
-/// `causal` flag and result as attention_head_simple, bit for bit):
+/// key range and result as attention_head_simple, bit for bit):
 ///
 ///   for each block of gemm::mr queries i0..i0+R-1 (causal: keys
 ///   0..offset+i0+R-1 only, the fully masked keys to the right are never
@@ -377,16 +389,17 @@ constexpr void attention_head_simple(const head_operands<T>& h, std::size_t n, s
 ///     out_block = S V                  [R][head_dim]  (gemm::gemm_ab, along head_dim)
 ///
 /// A decode step (n == 1) reads every cached key and value once, in vectors.
-/// `scores`: scratch for gemm::mr rows of ld_scores >= offset + n elements
+/// `scores`: scratch for gemm::mr rows of ld_scores >= the key count
 /// (one block of score rows, never N x N). Not constexpr.
 template <class T, class HeadDim>
 inline void attention_head_blocked(const head_operands<T>& h, std::size_t n, std::size_t offset,
                                    HeadDim head_dim, T divisor, const dropout_state<T>& drop,
                                    std::size_t b, std::size_t head, T* scores,
-                                   std::size_t ld_scores, bool causal = true,
+                                   std::size_t ld_scores, key_range range = {},
                                    const weights_sink<T>& weights = {}) noexcept {
   constexpr std::size_t L = simd::lanes<T>;
-  const std::size_t total = offset + n;  // keys that exist
+  const std::size_t total = range.keys == 0 ? offset + n : range.keys;  // keys that exist
+  const bool causal = range.causal;
   for (std::size_t i0 = 0; i0 < n; i0 += gemm::mr) {
     const std::size_t rows = n - i0 < gemm::mr ? n - i0 : gemm::mr;
     const std::size_t keys = causal ? offset + i0 + rows : total;  // the block's keys

@@ -74,11 +74,13 @@ struct forward_mode {
 /// need_weights=True, for an input of rank Rank and a workspace of B
 /// sequences of N tokens (PyTorch's shapes): per head (average_attn_weights=
 /// False) [B][H][N][N], or [H][N][N] for a rank-2 input; the head average
-/// [B][N][N], or [N][N].
-template <class T, std::size_t H, std::size_t Rank, std::size_t B, std::size_t N>
+/// [B][N][N], or [N][N] (cross-attention: NKeys key columns instead of N).
+template <class T, std::size_t H, std::size_t Rank, std::size_t B, std::size_t N,
+          std::size_t NKeys = N>
 struct weights_types {
-  using per_head = std::conditional_t<Rank == 3, tensor<T, B, H, N, N>, tensor<T, H, N, N>>;
-  using average = std::conditional_t<Rank == 3, tensor<T, B, N, N>, tensor<T, N, N>>;
+  using per_head =
+      std::conditional_t<Rank == 3, tensor<T, B, H, N, NKeys>, tensor<T, H, N, NKeys>>;
+  using average = std::conditional_t<Rank == 3, tensor<T, B, N, NKeys>, tensor<T, N, NKeys>>;
 };
 
 /// Output tensor type for an input of shape E... and output width W.

@@ -25,6 +25,14 @@
 
 namespace mha::dynamic {
 
+/// The key and value input widths of a cross-attention module
+/// (nn.MultiheadAttention's kdim and vdim): the last constructor argument of
+/// mha::dynamic::multi_head_attention.
+struct kv_dims {
+  std::size_t kdim;  ///< features of a key input row
+  std::size_t vdim;  ///< features of a value input row
+};
+
 /// The runtime-sized twin of mha::multi_head_attention (book section 3.6.2):
 /// one W_query/W_key/W_value product for all heads, head h reading columns
 /// [h*head_dim, (h+1)*head_dim) through runtime-strided views (a run-time loop
@@ -60,14 +68,26 @@ class multi_head_attention : public detail::dynamic_module<multi_head_attention<
   MHA_DETAIL_ISA_TAG
   multi_head_attention(std::size_t d_in, std::size_t d_out, std::size_t context_length,
                        std::size_t num_heads, bool qkv_bias = false)
-      : w_query(check(d_in, d_out, context_length, num_heads), d_out, qkv_bias),
-        w_key(d_in, d_out, qkv_bias),
-        w_value(d_in, d_out, qkv_bias),
+      : multi_head_attention(d_in, d_out, context_length, num_heads, qkv_bias,
+                             kv_dims{d_in, d_in}) {}
+  /// The cross-attention form (nn.MultiheadAttention's kdim and vdim): as
+  /// above, with W_key [d_out][dims.kdim] and W_value [d_out][dims.vdim]; its
+  /// forward(query, key, value, ...) reads key rows of kdim and value rows of
+  /// vdim features (needs Mask = attention_mask::none). Throws
+  /// std::invalid_argument also for a zero kdim or vdim.
+  MHA_DETAIL_ISA_TAG
+  multi_head_attention(std::size_t d_in, std::size_t d_out, std::size_t context_length,
+                       std::size_t num_heads, bool qkv_bias, kv_dims dims)
+      : w_query(check(d_in, d_out, context_length, num_heads, dims), d_out, qkv_bias),
+        w_key(dims.kdim, d_out, qkv_bias),
+        w_value(dims.vdim, d_out, qkv_bias),
         out_proj(d_out, d_out, true),
         d_in_(d_in),
         d_out_(d_out),
         context_length_(context_length),
         num_heads_(num_heads),
+        key_dim_(dims.kdim),
+        value_dim_(dims.vdim),
         qkv_bias_(qkv_bias) {}
   /// The book's argument order, MultiHeadAttention(d_in, d_out,
   /// context_length, dropout, num_heads, qkv_bias=False) (section 3.6.2): as
@@ -86,12 +106,16 @@ class multi_head_attention : public detail::dynamic_module<multi_head_attention<
   // linear<T> (float when T is not float or double: the one error is the
   // static_assert above)
   linear<detail::element_or_float<T>> w_query;   ///< weight [d_out][d_in]
-  linear<detail::element_or_float<T>> w_key;     ///< weight [d_out][d_in]
-  linear<detail::element_or_float<T>> w_value;   ///< weight [d_out][d_in]
+  linear<detail::element_or_float<T>> w_key;     ///< weight [d_out][key_dim()]
+  linear<detail::element_or_float<T>> w_value;   ///< weight [d_out][value_dim()]
   linear<detail::element_or_float<T>> out_proj;  ///< weight [d_out][d_out], bias [d_out]
   T dropout = T(0);    ///< dropout probability (training only)
 
   std::size_t d_in() const noexcept { return d_in_; }
+  /// Features of a key input row (kdim; d_in() unless constructed with kv_dims).
+  std::size_t key_dim() const noexcept { return key_dim_; }
+  /// Features of a value input row (vdim; d_in() unless constructed with kv_dims).
+  std::size_t value_dim() const noexcept { return value_dim_; }
   std::size_t d_out() const noexcept { return d_out_; }
   std::size_t context_length() const noexcept { return context_length_; }
   std::size_t num_heads() const noexcept { return num_heads_; }
@@ -127,8 +151,10 @@ class multi_head_attention : public detail::dynamic_module<multi_head_attention<
   /// argument); returns d_in.
   MHA_DETAIL_ISA_TAG
   static std::size_t check(std::size_t d_in, std::size_t d_out, std::size_t context_length,
-                           std::size_t num_heads) {
+                           std::size_t num_heads, kv_dims dims) {
     detail::check_dynamic_sizes(api, d_in, d_out, context_length);
+    if (dims.kdim == 0 || dims.vdim == 0)
+      throw std::invalid_argument(std::string(api) + ": kdim and vdim must be greater than 0");
     if (num_heads == 0)
       throw std::invalid_argument(std::string(api) + ": num_heads must be greater than 0");
     if (d_out % num_heads != 0)
@@ -142,8 +168,8 @@ class multi_head_attention : public detail::dynamic_module<multi_head_attention<
   MHA_DETAIL_ISA_TAG void check_parameters_(bool training) const {
     if (training) detail::check_dynamic_dropout(api, dropout);
     detail::check_dynamic_linear(api, "w_query", w_query, d_in_, d_out_, qkv_bias_);
-    detail::check_dynamic_linear(api, "w_key", w_key, d_in_, d_out_, qkv_bias_);
-    detail::check_dynamic_linear(api, "w_value", w_value, d_in_, d_out_, qkv_bias_);
+    detail::check_dynamic_linear(api, "w_key", w_key, key_dim_, d_out_, qkv_bias_);
+    detail::check_dynamic_linear(api, "w_value", w_value, value_dim_, d_out_, qkv_bias_);
     detail::check_dynamic_linear(api, "out_proj", out_proj, d_out_, d_out_, true);
   }
   /// The module for the orchestration (detail/attention.hpp): one group of
@@ -161,7 +187,7 @@ class multi_head_attention : public detail::dynamic_module<multi_head_attention<
                                 static_cast<T>(std::sqrt(static_cast<T>(hd))));
   }
 
-  std::size_t d_in_, d_out_, context_length_, num_heads_;
+  std::size_t d_in_, d_out_, context_length_, num_heads_, key_dim_, value_dim_;
   bool qkv_bias_;
 };
 

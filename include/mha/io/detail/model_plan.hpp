@@ -489,6 +489,21 @@ template <class Model, class T>
 error describe(Model& model, attention_desc<T>& d) {
   read_hyperparameters(model, d);
   d.model_name = std::string(mha::detail::params::module_name<Model>());
+  {  // cross-attention widths: the formats' plans size W_key / W_value from d_in
+    std::size_t key_dim = d.d_in, value_dim = d.d_in;
+    if constexpr (requires { model.key_dim(); }) {
+      key_dim = model.key_dim(), value_dim = model.value_dim();
+    } else if constexpr (requires { Model::key_dim; }) {
+      key_dim = Model::key_dim, value_dim = Model::value_dim;
+    }
+    if (key_dim != d.d_in || value_dim != d.d_in)
+      return make_error(load_errc::model, "",
+                        "the model's kdim = " + std::to_string(key_dim) + " and vdim = " +
+                            std::to_string(value_dim) + " differ from d_in = " +
+                            std::to_string(d.d_in) +
+                            ": loading a cross-attention module with its own kdim / vdim is not "
+                            "supported (fill it with mha::load_parameters or copy_parameters)");
+  }
   if constexpr (requires { model.heads.size(); model.num_heads(); }) {  // a run-time heads list
     if (model.heads.size() != model.num_heads())
       return make_error(load_errc::model, "",
