@@ -77,6 +77,9 @@ struct multi_head_attention {
                 "mha::multi_head_attention: KDim must be greater than 0");
   static_assert(detail::greater_than_zero<VDim>,
                 "mha::multi_head_attention: VDim must be greater than 0");
+  static_assert(Mask == attention_mask::none || (KDim == DIn && VDim == DIn),
+                "mha::multi_head_attention: KDim and VDim other than DIn need Mask = "
+                "attention_mask::none (only cross-attention reads them)");
 
   using value_type = T;
   static constexpr std::size_t d_in = DIn;

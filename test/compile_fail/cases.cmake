@@ -134,5 +134,6 @@ set(MHA_COMPILE_FAIL_CASES
   "cross_key_extent|mha::multi_head_attention::forward\\(query, key, value, ...\\): key last extent must equal KDim"
   "self_forward_kdim|mha::multi_head_attention::forward: self-attention projects keys and values from x, so KDim and VDim must equal DIn"
   "dynamic_cross_causal|mha::dynamic: forward\\(query, key, value, ...\\): cross-attention needs Mask = attention_mask::none"
+  "cross_dims_causal|mha::multi_head_attention: KDim and VDim other than DIn need Mask = attention_mask::none"
   "noncausal_assign|mha::causal_attention: cannot assign a causal_attention of a different element type, shape, qkv bias setting or attention mask"
 )

@@ -238,6 +238,7 @@ class dynamic_module : public walked_parameter_count<Derived> {
   void forward_cached_(const dynamic::tensor_view<const T>& x, const dynamic::tensor_view<T>& out,
                        dynamic::kv_cache<T>& cache, dynamic::workspace<T>& ws) const {
     const Derived& m = self();
+    check_self_attention();
     const auto s = check_dynamic_input(Derived::api, x, m.d_in(), m.context_length());
     check_dynamic_output(Derived::api, x, out, m.output_width());
     m.check_parameters_(false);
@@ -292,6 +293,7 @@ class dynamic_module : public walked_parameter_count<Derived> {
                                const dynamic::tensor_view<T>& out, dynamic::workspace<T>& ws,
             bool training, std::uint64_t seed) const {
     const Derived& m = self();
+    check_self_attention();
     const auto s = check_dynamic_input(Derived::api, x, m.d_in(), m.context_length());
     check_dynamic_output(Derived::api, x, out, m.output_width());
     m.check_parameters_(training);
@@ -307,6 +309,7 @@ class dynamic_module : public walked_parameter_count<Derived> {
                   dynamic::workspace<T>& ws, bool training, std::uint64_t seed) const {
     if constexpr (float_or_double<T>) {
       const Derived& m = self();
+      check_self_attention();
       const auto s = check_dynamic_input(Derived::api, x, m.d_in(), m.context_length());
       check_dynamic_output(Derived::api, x, out, m.output_width());
       m.check_parameters_(training);
@@ -330,6 +333,18 @@ class dynamic_module : public walked_parameter_count<Derived> {
         forward_sequence<1>(m.spec_(), x.data(), n * m.d_in(), s.batch, n, out.data(), n * width,
                             ws.storage.data(), ws.scores.data(), training, seed, wo);
     }
+  }
+  /// The self-attention forwards project keys and values from x: a module
+  /// made for another kdim / vdim (kv_dims) takes only forward(query, key,
+  /// value, ...) (std::invalid_argument).
+  MHA_DETAIL_ISA_TAG void check_self_attention() const {
+    const Derived& m = self();
+    if (m.key_dim() != m.d_in() || m.value_dim() != m.d_in())
+      throw std::invalid_argument(
+          std::string(Derived::api) + "::forward: self-attention projects keys and values from x, "
+          "but this module was made for kdim = " + std::to_string(m.key_dim()) + " and vdim = " +
+          std::to_string(m.value_dim()) + " (d_in = " + std::to_string(m.d_in()) +
+          "); call forward(query, key, value, ...)");
   }
   /// Checks a weights view: [B][num_heads][nq][nk] (per head; returns
   /// false) or [B][nq][nk] (average; true), without B when not batched.
@@ -378,6 +393,18 @@ class dynamic_module : public walked_parameter_count<Derived> {
     if constexpr (float_or_double<T> && !Derived::is_causal) {
       const Derived& m = self();
       const std::string api = std::string(Derived::api) + " cross-attention";
+      const auto width_check = [&](const dynamic::tensor_view<const T>& t, const char* what,
+                                   const char* dim, std::size_t expected) {
+        if (t.shape().empty() || t.shape().back() != expected)
+          throw std::invalid_argument(api + ": " + what + " " + dynamic::shape_string(t.shape()) +
+                                      " has last extent " +
+                                      (t.shape().empty() ? std::string("none")
+                                                         : std::to_string(t.shape().back())) +
+                                      ", expected " + dim + " = " + std::to_string(expected));
+      };
+      width_check(query, "query", "d_in", m.d_in());
+      width_check(key, "key", "kdim", m.key_dim());
+      width_check(value, "value", "vdim", m.value_dim());
       const auto sq = check_dynamic_input(Derived::api, query, m.d_in(), m.context_length());
       const auto sk = check_dynamic_input(Derived::api, key, m.key_dim(), m.context_length());
       const auto sv = check_dynamic_input(Derived::api, value, m.value_dim(), m.context_length());

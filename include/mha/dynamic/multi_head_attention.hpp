@@ -155,6 +155,12 @@ class multi_head_attention : public detail::dynamic_module<multi_head_attention<
     detail::check_dynamic_sizes(api, d_in, d_out, context_length);
     if (dims.kdim == 0 || dims.vdim == 0)
       throw std::invalid_argument(std::string(api) + ": kdim and vdim must be greater than 0");
+    if (is_causal && (dims.kdim != d_in || dims.vdim != d_in))
+      throw std::invalid_argument(std::string(api) + ": kdim = " + std::to_string(dims.kdim) +
+                                  " and vdim = " + std::to_string(dims.vdim) +
+                                  " other than d_in = " + std::to_string(d_in) +
+                                  " need Mask = attention_mask::none (only cross-attention reads "
+                                  "them)");
     if (num_heads == 0)
       throw std::invalid_argument(std::string(api) + ": num_heads must be greater than 0");
     if (d_out % num_heads != 0)
