@@ -670,5 +670,9 @@ TEST_CASE("cross-attention: a key input equal to the query is self-attention; er
                   std::invalid_argument);
   const std::vector<std::size_t> too_long{6, 7};
   CHECK_THROWS_WITH(d.forward(q, k, v, too_long, out, dws),
-                    Catch::Contains("lengths[1] = 7 exceeds the input's 6 tokens"));
+                    Catch::Contains("key_lengths[1] = 7 exceeds the key's 6 tokens"));
+  mha::dynamic::tensor<float> long_k({2, 30, 3}), long_v({2, 30, 5});
+  CHECK_THROWS_WITH(d.forward(q, long_k, long_v, out, dws),
+                    Catch::Contains("key [2][30][3] has 30 tokens, expected at most "
+                                    "context_length = 24"));
 }

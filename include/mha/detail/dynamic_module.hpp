@@ -369,16 +369,18 @@ class dynamic_module : public walked_parameter_count<Derived> {
   /// Checks `lengths`: one per sequence, each at most `tokens`.
   MHA_DETAIL_ISA_TAG
   static void check_lengths(std::span<const std::size_t> lengths, std::size_t batch,
-                            std::size_t tokens) {
+                            std::size_t tokens, const char* name = "lengths",
+                            const char* whose = "input's") {
     if (lengths.size() != batch)
       throw std::invalid_argument(std::string(Derived::api) + "::forward: " +
-                                  std::to_string(lengths.size()) + " lengths for a batch of " +
-                                  std::to_string(batch));
+                                  std::to_string(lengths.size()) + " " + name +
+                                  " for a batch of " + std::to_string(batch));
     for (std::size_t b = 0; b < batch; ++b)
       if (lengths[b] > tokens)
-        throw std::invalid_argument(std::string(Derived::api) + "::forward: lengths[" +
+        throw std::invalid_argument(std::string(Derived::api) + "::forward: " + name + "[" +
                                     std::to_string(b) + "] = " + std::to_string(lengths[b]) +
-                                    " exceeds the input's " + std::to_string(tokens) + " tokens");
+                                    " exceeds the " + whose + " " + std::to_string(tokens) +
+                                    " tokens");
   }
   /// The cross-attention forwards (key_lengths, weights: null when absent).
   MHA_DETAIL_ISA_TAG
@@ -395,12 +397,17 @@ class dynamic_module : public walked_parameter_count<Derived> {
       const std::string api = std::string(Derived::api) + " cross-attention";
       const auto width_check = [&](const dynamic::tensor_view<const T>& t, const char* what,
                                    const char* dim, std::size_t expected) {
-        if (t.shape().empty() || t.shape().back() != expected)
-          throw std::invalid_argument(api + ": " + what + " " + dynamic::shape_string(t.shape()) +
+        const auto sh = t.shape();
+        if (sh.empty() || sh.back() != expected)
+          throw std::invalid_argument(api + ": " + what + " " + dynamic::shape_string(sh) +
                                       " has last extent " +
-                                      (t.shape().empty() ? std::string("none")
-                                                         : std::to_string(t.shape().back())) +
+                                      (sh.empty() ? std::string("none") : std::to_string(sh.back())) +
                                       ", expected " + dim + " = " + std::to_string(expected));
+        if (sh.size() >= 2 && sh[sh.size() - 2] > m.context_length())
+          throw std::invalid_argument(api + ": " + what + " " + dynamic::shape_string(sh) + " has " +
+                                      std::to_string(sh[sh.size() - 2]) +
+                                      " tokens, expected at most context_length = " +
+                                      std::to_string(m.context_length()));
       };
       width_check(query, "query", "d_in", m.d_in());
       width_check(key, "key", "kdim", m.key_dim());
@@ -420,7 +427,7 @@ class dynamic_module : public walked_parameter_count<Derived> {
       const std::size_t nq = sq.tokens, nkv = sk.tokens;
       const bool average = weights != nullptr &&
                            check_weights(*weights, query.shape().size() == 3, sq.batch, nq, nkv);
-      if (key_lengths != nullptr) check_lengths(*key_lengths, sq.batch, nkv);
+      if (key_lengths != nullptr) check_lengths(*key_lengths, sq.batch, nkv, "key_lengths", "key's");
       reserve(ws, sq.batch);
       const std::size_t per_sequence = (average ? 1 : m.num_heads()) * nq * nkv;
       T* const w = weights == nullptr ? nullptr : weights->data();
