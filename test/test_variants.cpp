@@ -657,11 +657,11 @@ TEST_CASE("cross-attention: a key input equal to the query is self-attention; er
   CHECK_THROWS_WITH(d.forward(q, v, k, out, dws),
                     Catch::Contains("key [2][6][5] has last extent 5, expected kdim = 3"));
   // a module made for kdim / vdim has no self-attention forward
-  mha::dynamic::tensor<float> x({2, 4, 16});
-  CHECK_THROWS_WITH(d.forward(x), Catch::Contains("self-attention projects keys and values from "
+  mha::dynamic::tensor<float> xs({2, 4, 16});
+  CHECK_THROWS_WITH(d.forward(xs), Catch::Contains("self-attention projects keys and values from "
                                                   "x, but this module was made for kdim = 3"));
   const std::vector<std::size_t> lengths{4, 2};
-  CHECK_THROWS_WITH(d.forward(x, lengths, out, dws), Catch::Contains("made for kdim = 3"));
+  CHECK_THROWS_WITH(d.forward(xs, lengths, out, dws), Catch::Contains("made for kdim = 3"));
   CHECK_THROWS_WITH(mha::dynamic::multi_head_attention<float>(16, 16, 24, 4, true,
                                                               mha::dynamic::kv_dims{3, 5}),
                     Catch::Contains("need Mask = attention_mask::none"));
