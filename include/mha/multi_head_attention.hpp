@@ -73,10 +73,9 @@ struct multi_head_attention {
                 "mha::multi_head_attention: NumHeads must be greater than 0");
   static_assert(detail::divisible_by<DOut, detail::at_least_1<NumHeads>>,
                 "mha::multi_head_attention: DOut must be divisible by NumHeads");
-  static_assert(detail::greater_than_zero<KDim>,
-                "mha::multi_head_attention: KDim must be greater than 0");
-  static_assert(detail::greater_than_zero<VDim>,
-                "mha::multi_head_attention: VDim must be greater than 0");
+  // (KDim and VDim default to DIn: a zero DIn is reported once, above)
+  static_assert(KDim > 0 || DIn == 0, "mha::multi_head_attention: KDim must be greater than 0");
+  static_assert(VDim > 0 || DIn == 0, "mha::multi_head_attention: VDim must be greater than 0");
   static_assert(Mask == attention_mask::none || (KDim == DIn && VDim == DIn),
                 "mha::multi_head_attention: KDim and VDim other than DIn need Mask = "
                 "attention_mask::none (only cross-attention reads them)");
