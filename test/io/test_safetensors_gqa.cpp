@@ -34,7 +34,7 @@ dyn_gqa make_dyn(std::size_t kv_heads = 2, bool bias = false, double theta = 100
   return dyn_gqa(8, 16, 8, 4, kv_heads, bias, mha::dynamic::rope_config{theta});
 }
 
-load_options opts(checkpoint_format f, std::string prefix = "", rope_layout rl = rope_layout::half) {
+load_options gqa_opts(checkpoint_format f, std::string prefix = "", rope_layout rl = rope_layout::half) {
   load_options o;
   o.format = f;
   o.prefix = std::move(prefix);
@@ -98,26 +98,26 @@ mha::io::load_result dyn_fails(const std::string& bytes, dyn_gqa m, const load_o
   return r;
 }
 
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+bool mentions(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 }  // namespace
 
 TEST_CASE("GQA + RoPE from the book's names (no out_proj.bias: zero)", "[io][pytorch][gqa]") {
-  check_output(fixed_output("gqa_rope_book_f32.safetensors", opts(checkpoint_format::book)));
-  check_output(dynamic_output("gqa_rope_book_f32.safetensors", opts(checkpoint_format::book)));
+  check_output(fixed_output("gqa_rope_book_f32.safetensors", gqa_opts(checkpoint_format::book)));
+  check_output(dynamic_output("gqa_rope_book_f32.safetensors", gqa_opts(checkpoint_format::book)));
   // detect (the file's __metadata__ says book)
   check_output(fixed_output("gqa_rope_book_f32.safetensors", {}));
 }
 
 TEST_CASE("GQA + RoPE from Hugging Face Llama names under a prefix", "[io][pytorch][gqa][llama]") {
-  const auto o = opts(checkpoint_format::llama, llama_prefix);
+  const auto o = gqa_opts(checkpoint_format::llama, llama_prefix);
   check_output(fixed_output("gqa_rope_llama_f32.safetensors", o));
   check_output(dynamic_output("gqa_rope_llama_f32.safetensors", o));
   // detect: from the metadata, and from the names (q_proj.weight) without it
-  check_output(fixed_output("gqa_rope_llama_f32.safetensors", opts(checkpoint_format::detect, llama_prefix)));
+  check_output(fixed_output("gqa_rope_llama_f32.safetensors", gqa_opts(checkpoint_format::detect, llama_prefix)));
   const std::string bare = with_metadata(file_bytes(data_file("gqa_rope_llama_f32.safetensors")), nullptr);
   auto m = std::make_unique<fixed_gqa>();
-  auto od = opts(checkpoint_format::detect, llama_prefix);
+  auto od = gqa_opts(checkpoint_format::detect, llama_prefix);
   od.expected_num_heads = 4;
   const auto r = mha::io::try_load_safetensors_memory(bare.data(), bare.size(), *m, od);
   INFO(r.message);
@@ -127,17 +127,17 @@ TEST_CASE("GQA + RoPE from Hugging Face Llama names under a prefix", "[io][pytor
 
 TEST_CASE("Meta's interleaved RoPE rows: rope_layout::interleaved", "[io][pytorch][gqa][llama]") {
   const std::string meta = "gqa_rope_meta_f32.safetensors";
-  const auto oi = opts(checkpoint_format::llama, llama_prefix, rope_layout::interleaved);
+  const auto oi = gqa_opts(checkpoint_format::llama, llama_prefix, rope_layout::interleaved);
   std::unique_ptr<fixed_gqa> from_meta, from_hf;
   const auto y_meta = fixed_output(meta, oi, &from_meta);
   check_output(y_meta);
   // the same bits as the Hugging Face file
-  const auto y_hf = fixed_output("gqa_rope_llama_f32.safetensors", opts(checkpoint_format::llama, llama_prefix), &from_hf);
+  const auto y_hf = fixed_output("gqa_rope_llama_f32.safetensors", gqa_opts(checkpoint_format::llama, llama_prefix), &from_hf);
   CHECK(model_bytes(*from_meta) == model_bytes(*from_hf));
   CHECK(y_meta == y_hf);
   CHECK(dynamic_output(meta, oi) == y_hf);
   // without the option the output differs (the option matters)
-  const auto y_plain = fixed_output(meta, opts(checkpoint_format::llama, llama_prefix));
+  const auto y_plain = fixed_output(meta, gqa_opts(checkpoint_format::llama, llama_prefix));
   const auto e = expected();
   double diff = 0;
   for (std::size_t i = 0; i < e.size(); ++i) diff = std::max(diff, double(std::fabs(y_plain[i] - e[i])));
@@ -145,36 +145,36 @@ TEST_CASE("Meta's interleaved RoPE rows: rope_layout::interleaved", "[io][pytorc
   // the book's names take the option as well: the book file permuted back is
   // not the fixture, so only check that the permutation changes the output
   const auto y_book = fixed_output("gqa_rope_book_f32.safetensors",
-                                   opts(checkpoint_format::book, "", rope_layout::interleaved));
+                                   gqa_opts(checkpoint_format::book, "", rope_layout::interleaved));
   CHECK(y_book != y_hf);
 }
 
 TEST_CASE("GQA load errors name the cause and leave the model unchanged", "[io][gqa][llama]") {
   const auto llama = file_bytes_string(data_file("gqa_rope_llama_f32.safetensors"));
-  const auto o = opts(checkpoint_format::llama, llama_prefix);
+  const auto o = gqa_opts(checkpoint_format::llama, llama_prefix);
   SECTION("another num_kv_heads: recorded in the metadata") {
     const auto r = dyn_fails(llama, make_dyn(4), o, load_errc::hyperparameter);
-    CHECK(contains(r.message, "num_kv_heads"));
-    CHECK(contains(r.message, "is 2 in the file, expected 4"));
+    CHECK(mentions(r.message, "num_kv_heads"));
+    CHECK(mentions(r.message, "is 2 in the file, expected 4"));
   }
   SECTION("another num_kv_heads: from k_proj's rows") {
     auto oi = o;
     oi.ignore_metadata = true;
     const auto r = dyn_fails(llama, make_dyn(1), oi, load_errc::shape);
     CHECK(r.tensor == llama_prefix + "k_proj.weight");
-    CHECK(contains(r.message, "8 rows are 2 key/value heads of head_dim 4, the model has num_kv_heads = 1 (4 rows)"));
+    CHECK(mentions(r.message, "8 rows are 2 key/value heads of head_dim 4, the model has num_kv_heads = 1 (4 rows)"));
   }
   SECTION("rope_layout::interleaved without RoPE") {
     const auto r = dyn_fails(llama, make_dyn(2, false, 0.0),
-                             opts(checkpoint_format::llama, llama_prefix, rope_layout::interleaved),
+                             gqa_opts(checkpoint_format::llama, llama_prefix, rope_layout::interleaved),
                              load_errc::layout);
-    CHECK(contains(r.message, "has no RoPE"));
+    CHECK(mentions(r.message, "has no RoPE"));
   }
   SECTION("rope_layout::interleaved for a multi-head attention (no RoPE)") {
     auto m = std::make_unique<mha::multi_head_attention<float, 8, 16, 8, 4>>();
     const auto before = model_bytes(*m);
     const auto book = file_bytes_string(data_file("book_mha_nobias_f32.safetensors"));
-    auto oi = opts(checkpoint_format::book, "", rope_layout::interleaved);
+    auto oi = gqa_opts(checkpoint_format::book, "", rope_layout::interleaved);
     oi.ignore_metadata = true;  // (the file's sizes are not the model's: the option is checked first)
     const auto r = mha::io::try_load_safetensors_memory(book.data(), book.size(), *m, oi);
     INFO(r.message);
