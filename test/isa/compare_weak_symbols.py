@@ -54,16 +54,37 @@ def run(cmd):
 def weak_mha_functions(nm, obj, every_function=False):
     """Mangled names of the weak mha:: functions defined in obj (with
     every_function: of all its functions, local ones included)."""
-    names = set()
+    return set(weak_mha_addresses(nm, obj, every_function))
+
+
+def weak_mha_addresses(nm, obj, every_function=False):
+    """weak_mha_functions() with each one's value (its offset in its section)."""
+    names = {}
     for line in run([nm, "--defined-only", obj]).splitlines():
         parts = line.split()
         if len(parts) != 3:
             continue
         if every_function and parts[1] in ("T", "t", "W"):
-            names.add(parts[2])
+            names[parts[2]] = parts[0]
         elif parts[1] == "W" and MHA_SYMBOL.match(parts[2]):
-            names.add(parts[2])
+            names[parts[2]] = parts[0]
     return names
+
+
+# The complete-object and base-object constructor (C1, C2) and destructor (D1,
+# D2) of a class without virtual bases are one function: the compiler emits one
+# body with both names at the same address, and objdump heads it with one name.
+# (The same address is checked too: the marker is looked for as the first
+# C1E/C2E/D1E/D2E of the name, which a class name could imitate.)
+STRUCTOR = re.compile(r"([CD])([12])E")
+
+
+def structor_twin(name):
+    m = STRUCTOR.search(name)
+    if not m:
+        return None
+    other = "1" if m.group(2) == "2" else "2"
+    return name[:m.start()] + m.group(1) + other + name[m.start() + 2:]
 
 
 def demangle(nm_path, names):
@@ -86,14 +107,16 @@ def normalise_reloc(kind, target):
     return f"{kind} {re.sub(r'[-+]0x[0-9a-f]+$', '', target)}"
 
 
-def disassembly(objdump, obj, wanted):
-    """Normalised disassembly of each wanted symbol: a list of lines."""
+def disassembly(objdump, obj, wanted, sections=()):
+    """Normalised disassembly of each wanted symbol: a list of lines. With
+    sections, only those sections are disassembled (objdump -j)."""
     code = {}
     current = None
     # Without -w: objdump -w prints a relocation on its instruction's line,
     # after the "#" comment of a RIP-relative operand, where it was cut off
     # with the comment (and not anonymised where it was not).
-    for line in run([objdump, "-d", "-r", "--no-show-raw-insn", obj]).splitlines():
+    only = [arg for section in sections for arg in ("-j", section)]
+    for line in run([objdump, "-d", "-r", "--no-show-raw-insn", *only, obj]).splitlines():
         m = HEADER.match(line)
         if m:
             current = m.group(1) if m.group(1) in wanted else None
@@ -119,6 +142,34 @@ def disassembly(objdump, obj, wanted):
     return code
 
 
+def disassemble_all(objdump, nm, obj, names, every_function):
+    """disassembly() of each of names in obj. A weak (COMDAT) function has a
+    section of its own, .text.<mangled name> (GCC and Clang), and objdump -j
+    with those sections only is about 15 times quicker on the -O0 objects than
+    the whole object (2 s against 30 s: objdump's time grows with the object's
+    symbols, not with the code asked for); what it does not find that way is
+    disassembled from the whole object."""
+    address = weak_mha_addresses(nm, obj, every_function)
+
+    def add_aliases():
+        # An alias that objdump did not head (C2 of C1 ...) has its twin's
+        # code when both are at the same address.
+        for n in set(names) - set(code):
+            twin = structor_twin(n)
+            if twin in code and address.get(twin) == address.get(n):
+                code[n] = code[twin]
+
+    code = {}
+    if not every_function and names:
+        code = disassembly(objdump, obj, set(names), [".text." + n for n in names])
+        add_aliases()
+    rest = set(names) - set(code)
+    if rest:
+        code.update(disassembly(objdump, obj, rest))
+        add_aliases()
+    return code
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--nm", default="nm")
@@ -133,9 +184,12 @@ def main():
     in_a = weak_mha_functions(args.nm, args.a, args.all)
     in_b = weak_mha_functions(args.nm, args.b, args.all)
     common = sorted(in_a & in_b)
-    code_a = disassembly(args.objdump, args.a, set(common))
-    code_b = disassembly(args.objdump, args.b, set(common))
+    code_a = disassemble_all(args.objdump, args.nm, args.a, common, args.all)
+    code_b = disassemble_all(args.objdump, args.nm, args.b, common, args.all)
     names = demangle(args.nm, common)
+    missing = [s for s in common if s not in code_a or s not in code_b]
+    for s in missing:
+        print(f"NOT DISASSEMBLED (objdump printed no code for it): {names.get(s, s)}\n    ({s})")
     differ = [s for s in common if code_a.get(s) != code_b.get(s)]
     exempt = [s for s in differ if EXEMPT.match(names.get(s, ""))]
     differ = [s for s in differ if s not in exempt]
@@ -148,7 +202,7 @@ def main():
         print(f"exempt (implicit constructor of an aggregate module): {names.get(s, s)}")
     for s in differ:
         print(f"DIFFERENT CODE: {names.get(s, s)}\n    ({s})")
-    return 1 if differ or (args.all and not common) else 0
+    return 1 if differ or missing or (args.all and not common) else 0
 
 
 if __name__ == "__main__":

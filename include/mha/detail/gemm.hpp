@@ -160,10 +160,17 @@ MHA_DETAIL_INLINE void gemm_ab(std::size_t m, std::size_t n, std::size_t k, cons
 /// is added; bias_col / bias_row may be nullptr. Panels of SRC^T (kc x nc)
 /// are packed on the stack (at most kc * nc * sizeof(T) bytes; less when K
 /// is a compile-time constant below kc).
+///
+/// Not forced inline, unlike the micro-kernels it calls: one copy per (T, K)
+/// instead of one inside every projection of every shape that calls it. The
+/// shapes that would gain from constant m and n take the simple loops
+/// (kernels.hpp, small_sizes); for the others a call per product costs
+/// nothing measurable (benchmark/bench_mha.cpp, docs/ci.md "One gemm_abt per
+/// depth"), and the object code of a test build is much smaller.
 template <class T, class K>
-MHA_DETAIL_INLINE void gemm_abt(std::size_t m, std::size_t n, K k, const T* a, std::size_t lda,
-                                const T* src, std::size_t lds, T* c, std::size_t ldc,
-                                const T* bias_col, const T* bias_row) noexcept {
+inline void gemm_abt(std::size_t m, std::size_t n, K k, const T* a, std::size_t lda,
+                     const T* src, std::size_t lds, T* c, std::size_t ldc, const T* bias_col,
+                     const T* bias_row) noexcept {
   constexpr std::size_t NC = nc<T>;
   constexpr std::size_t panel_k = [] {
     if constexpr (requires { K::value; })
