@@ -14,8 +14,11 @@ endforeach()
 execute_process(COMMAND "${EXE}" --filenames-as-tags --list-test-names-only "${spec}"
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 string(STRIP "${out}" out)
-if(NOT out STREQUAL "")
-  message(FATAL_ERROR "test cases of ${EXE} outside the files ${FILES} (CTest does not run them):\n${out}")
+# (Catch2 2 exits with the number of cases it listed: 0 here, anything else is
+# a case outside the files or an error.)
+if(NOT rc EQUAL 0 OR NOT out STREQUAL "")
+  message(FATAL_ERROR "test cases of ${EXE} outside the files ${FILES} (CTest does not run them), "
+                      "exit code ${rc}:\n${out}\n${err}")
 endif()
 # The spec must not be vacuous: without it the executable lists cases.
 execute_process(COMMAND "${EXE}" --filenames-as-tags --list-test-names-only
