@@ -51,14 +51,10 @@ def run(cmd):
     return subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
 
 
-def weak_mha_functions(nm, obj, every_function=False):
-    """Mangled names of the weak mha:: functions defined in obj (with
-    every_function: of all its functions, local ones included)."""
-    return set(weak_mha_addresses(nm, obj, every_function))
-
-
 def weak_mha_addresses(nm, obj, every_function=False):
-    """weak_mha_functions() with each one's value (its offset in its section)."""
+    """The weak mha:: functions defined in obj (with every_function: all its
+    functions, local ones included), mangled name -> value (its offset in its
+    section)."""
     names = {}
     for line in run([nm, "--defined-only", obj]).splitlines():
         parts = line.split()
@@ -142,15 +138,13 @@ def disassembly(objdump, obj, wanted, sections=()):
     return code
 
 
-def disassemble_all(objdump, nm, obj, names, every_function):
+def disassemble_all(objdump, obj, names, address, every_function):
     """disassembly() of each of names in obj. A weak (COMDAT) function has a
     section of its own, .text.<mangled name> (GCC and Clang), and objdump -j
     with those sections only is about 15 times quicker on the -O0 objects than
     the whole object (2 s against 30 s: objdump's time grows with the object's
     symbols, not with the code asked for); what it does not find that way is
     disassembled from the whole object."""
-    address = weak_mha_addresses(nm, obj, every_function)
-
     def add_aliases():
         # An alias that objdump did not head (C2 of C1 ...) has its twin's
         # code when both are at the same address.
@@ -181,11 +175,11 @@ def main():
     ap.add_argument("b")
     args = ap.parse_args()
 
-    in_a = weak_mha_functions(args.nm, args.a, args.all)
-    in_b = weak_mha_functions(args.nm, args.b, args.all)
-    common = sorted(in_a & in_b)
-    code_a = disassemble_all(args.objdump, args.nm, args.a, common, args.all)
-    code_b = disassemble_all(args.objdump, args.nm, args.b, common, args.all)
+    in_a = weak_mha_addresses(args.nm, args.a, args.all)
+    in_b = weak_mha_addresses(args.nm, args.b, args.all)
+    common = sorted(in_a.keys() & in_b.keys())
+    code_a = disassemble_all(args.objdump, args.a, common, in_a, args.all)
+    code_b = disassemble_all(args.objdump, args.b, common, in_b, args.all)
     names = demangle(args.nm, common)
     missing = [s for s in common if s not in code_a or s not in code_b]
     for s in missing:
