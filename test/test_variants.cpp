@@ -449,6 +449,32 @@ TEST_CASE("padding and weights: errors, training, other modules, constant evalua
     const std::vector<std::size_t> full_d{9, 9};
     d.forward_training(xd, full_d, od, dws, 99);
     CHECK(mha_test::same_bits(padded, od));
+    // padded training with the weights: full lengths give the unpadded call's
+    // output and weights; shorter ones the padded training output, with padded
+    // rows and masked keys 0 (fixed and dynamic alike)
+    mha::tensor<double, 2, 3, 9, 9> wp{};
+    REQUIRE(m.forward_training_with_weights(x, full, padded, wp, ws, 99) == mha::status::ok);
+    CHECK(mha_test::same_bits(padded, plain));
+    CHECK(mha_test::same_bits(wp, w));
+    const std::array<std::size_t, 2> short_lengths{4, 0};
+    mha::tensor<double, 2, 9, 6> short_plain{};
+    REQUIRE(m.forward_training(x, short_lengths, short_plain, ws, 99) == mha::status::ok);
+    REQUIRE(m.forward_training_with_weights(x, short_lengths, padded, wp, ws, 99) ==
+            mha::status::ok);
+    CHECK(mha_test::same_bits(padded, short_plain));
+    for (std::size_t h = 0; h < 3; ++h)
+      for (std::size_t i = 0; i < 9; ++i)
+        for (std::size_t j = 0; j < 9; ++j) {
+          if (i >= 4 || j >= 4) CHECK(wp.data()[((0 * 3 + h) * 9 + i) * 9 + j] == 0.0);
+          CHECK(wp.data()[((1 * 3 + h) * 9 + i) * 9 + j] == 0.0);
+        }
+    const std::vector<std::size_t> short_d{4, 0};
+    d.forward_training_with_weights(xd, short_d, od, wd, dws, 99);
+    CHECK(mha_test::same_bits(padded, od));
+    CHECK(mha_test::same_bits(wp, wd));
+    const std::array<std::size_t, 2> too_long{9, 10};
+    CHECK(m.forward_training_with_weights(x, too_long, padded, wp, ws, 99) ==
+          mha::status::bad_token_count);
   }
   SECTION("the wrapper and grouped-query attention: rows sum to 1, fixed equals dynamic") {
     using G = mha::grouped_query_attention<float, 8, 16, 12, 4, 2, false, mha::rope<10000>>;
@@ -675,4 +701,108 @@ TEST_CASE("cross-attention: a key input equal to the query is self-attention; er
   CHECK_THROWS_WITH(d.forward(q, long_k, long_v, out, dws),
                     Catch::Contains("key [2][30][3] has 30 tokens, expected at most "
                                     "context_length = 24"));
+}
+
+TEST_CASE("cross-attention in training mode: padded keys and the weights after dropout",
+          "[variants][cross][padding][weights]") {
+  // Dropout draws from mha's own stream (not PyTorch's), so these check the
+  // overloads against each other and against the inference weights: every
+  // training weight is 0 (dropped) or the inference weight scaled by
+  // 1/(1 - p); with p = 0 training equals inference bit for bit.
+  std::mt19937 rng(1313);
+  using M = cross_mha<double, 8, 2, false, 5, 7>;
+  auto m = std::make_unique<M>();
+  mha::for_each_parameter(*m, [&](auto, auto& t) { mha_test::fill_uniform(t, rng, 0.4); });
+  mha::tensor<double, 3, 3, 8> q{};
+  mha::tensor<double, 3, 6, 5> k{};
+  mha::tensor<double, 3, 6, 7> v{};
+  mha_test::fill_uniform(q, rng, 1.0);
+  mha_test::fill_uniform(k, rng, 1.0);
+  mha_test::fill_uniform(v, rng, 1.0);
+  auto ws = std::make_unique<M::cross_workspace<3, 3, 6>>();
+  mha::dynamic::multi_head_attention<double, attention_mask::none> d(
+      8, 8, 8, 2, false, mha::dynamic::kv_dims{5, 7});
+  mha::copy_parameters(*m, d);
+  mha::dynamic::tensor<double> qd({3, 3, 8}), kd({3, 6, 5}), vd({3, 6, 7}), od({3, 3, 8}),
+      wd({3, 2, 3, 6});
+  std::copy(q.data(), q.data() + q.size, qd.data());
+  std::copy(k.data(), k.data() + k.size, kd.data());
+  std::copy(v.data(), v.data() + v.size, vd.data());
+  mha::dynamic::workspace<double> dws;
+  const std::array<std::size_t, 3> lengths{6, 2, 0};
+  const std::vector<std::size_t> lengths_d{6, 2, 0};
+  mha::tensor<double, 3, 3, 8> inference{}, trained{}, with_weights{};
+  mha::tensor<double, 3, 2, 3, 6> w_inference{}, w{};
+
+  SECTION("p = 0: training equals inference") {
+    REQUIRE(m->forward_with_weights(q, k, v, lengths, inference, w_inference, *ws) ==
+            mha::status::ok);
+    REQUIRE(m->forward_training(q, k, v, lengths, trained, *ws, 5) == mha::status::ok);
+    REQUIRE(m->forward_training_with_weights(q, k, v, lengths, with_weights, w, *ws, 5) ==
+            mha::status::ok);
+    CHECK(mha_test::same_bits(trained, inference));
+    CHECK(mha_test::same_bits(with_weights, inference));
+    CHECK(mha_test::same_bits(w, w_inference));
+  }
+  SECTION("p = 0.4: dropped weights 0, kept ones scaled; fixed equals dynamic") {
+    m->dropout = 0.4;
+    d.dropout = 0.4;
+    REQUIRE(m->forward_with_weights(q, k, v, lengths, inference, w_inference, *ws) ==
+            mha::status::ok);
+    REQUIRE(m->forward_training(q, k, v, lengths, trained, *ws, 5) == mha::status::ok);
+    REQUIRE(m->forward_training_with_weights(q, k, v, lengths, with_weights, w, *ws, 5) ==
+            mha::status::ok);
+    CHECK(mha_test::same_bits(with_weights, trained));
+    CHECK_FALSE(mha_test::same_bits(trained, inference));
+    std::size_t dropped = 0, kept = 0;
+    for (std::size_t b = 0; b < 3; ++b)
+      for (std::size_t h = 0; h < 2; ++h)
+        for (std::size_t i = 0; i < 3; ++i)
+          for (std::size_t j = 0; j < 6; ++j) {
+            const std::size_t at = ((b * 2 + h) * 3 + i) * 6 + j;
+            const double got = w.data()[at], ref = w_inference.data()[at] / (1.0 - 0.4);
+            if (j >= lengths[b]) {
+              CHECK(got == 0.0);  // a masked key
+            } else if (got == 0.0) {
+              ++dropped;
+            } else {
+              ++kept;
+              CHECK(std::abs(got - ref) <= 1e-14 * ref);
+            }
+          }
+    CHECK(dropped > 0);
+    CHECK(kept > 0);
+    // sequence 2 has no keys: a zero context, its rows are out_proj's bias (never NaN)
+    for (std::size_t i = 0; i < 3 * 8; ++i)
+      CHECK(trained.data()[2 * 3 * 8 + i] == m->out_proj.bias.data()[i % 8]);
+    d.forward_training(qd, kd, vd, lengths_d, od, dws, 5);
+    CHECK(mha_test::same_bits(trained, od));
+    d.forward_training_with_weights(qd, kd, vd, lengths_d, od, wd, dws, 5);
+    CHECK(mha_test::same_bits(with_weights, od));
+    CHECK(mha_test::same_bits(w, wd));
+    // full key lengths: the unpadded training calls, same stream
+    const std::array<std::size_t, 3> full{6, 6, 6};
+    mha::tensor<double, 3, 3, 8> unpadded{};
+    m->forward_training_with_weights(q, k, v, unpadded, w_inference, *ws, 5);
+    REQUIRE(m->forward_training_with_weights(q, k, v, full, with_weights, w, *ws, 5) ==
+            mha::status::ok);
+    CHECK(mha_test::same_bits(with_weights, unpadded));
+    CHECK(mha_test::same_bits(w, w_inference));
+    d.forward_training_with_weights(qd, kd, vd, od, wd, dws, 5);
+    CHECK(mha_test::same_bits(unpadded, od));
+    CHECK(mha_test::same_bits(w, wd));
+  }
+  SECTION("a key length above Nkv: bad_token_count, nothing written; dynamic throws") {
+    const std::array<std::size_t, 3> bad{6, 7, 0};
+    trained.data()[0] = 42.0;
+    CHECK(m->forward_training(q, k, v, bad, trained, *ws, 5) == mha::status::bad_token_count);
+    CHECK(m->forward_training_with_weights(q, k, v, bad, trained, w, *ws, 5) ==
+          mha::status::bad_token_count);
+    CHECK(trained.data()[0] == 42.0);
+    const std::vector<std::size_t> bad_d{6, 7, 0};
+    CHECK_THROWS_WITH(d.forward_training(qd, kd, vd, bad_d, od, dws, 5),
+                      Catch::Contains("key_lengths[1] = 7 exceeds the key's 6 tokens"));
+    CHECK_THROWS_WITH(d.forward_training_with_weights(qd, kd, vd, bad_d, od, wd, dws, 5),
+                      Catch::Contains("key_lengths[1] = 7 exceeds the key's 6 tokens"));
+  }
 }

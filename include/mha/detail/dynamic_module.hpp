@@ -158,6 +158,16 @@ class dynamic_module : public walked_parameter_count<Derived> {
                                      std::uint64_t seed) const {
     run_extras(x, nullptr, out, &weights, ws, true, seed);
   }
+  /// Padded batch in training mode with the attention weights after dropout
+  /// (padded rows and masked keys 0; dropout stream b for sequence b, as
+  /// forward_training(x, lengths, out, ws, seed)).
+  MHA_DETAIL_ISA_TAG
+  void forward_training_with_weights(dynamic::tensor_view<const T> x,
+                                     std::span<const std::size_t> lengths,
+                                     dynamic::tensor_view<T> out, dynamic::tensor_view<T> weights,
+                                     dynamic::workspace<T>& ws, std::uint64_t seed) const {
+    run_extras(x, &lengths, out, &weights, ws, true, seed);
+  }
   /// Cross-attention (nn.MultiheadAttention(query, key, value) without
   /// attn_mask; Mask must be attention_mask::none, a compile-time error
   /// otherwise): query [B][Nq][d_in], key [B][Nkv][key_dim()], value
@@ -197,6 +207,36 @@ class dynamic_module : public walked_parameter_count<Derived> {
                         dynamic::tensor_view<const T> value, dynamic::tensor_view<T> out,
                         dynamic::workspace<T>& ws, std::uint64_t seed) const {
     run_cross(query, key, value, nullptr, out, nullptr, ws, true, seed);
+  }
+  /// Cross-attention with padded keys in training mode (dropout on the
+  /// attention weights of the first key_lengths[b] keys).
+  MHA_DETAIL_ISA_TAG
+  void forward_training(dynamic::tensor_view<const T> query, dynamic::tensor_view<const T> key,
+                        dynamic::tensor_view<const T> value,
+                        std::span<const std::size_t> key_lengths, dynamic::tensor_view<T> out,
+                        dynamic::workspace<T>& ws, std::uint64_t seed) const {
+    run_cross(query, key, value, &key_lengths, out, nullptr, ws, true, seed);
+  }
+  /// Cross-attention in training mode with the attention weights after
+  /// dropout (kept weights scaled by 1/(1-p), dropped ones 0, as PyTorch
+  /// returns them).
+  MHA_DETAIL_ISA_TAG
+  void forward_training_with_weights(dynamic::tensor_view<const T> query,
+                                     dynamic::tensor_view<const T> key,
+                                     dynamic::tensor_view<const T> value,
+                                     dynamic::tensor_view<T> out, dynamic::tensor_view<T> weights,
+                                     dynamic::workspace<T>& ws, std::uint64_t seed) const {
+    run_cross(query, key, value, nullptr, out, &weights, ws, true, seed);
+  }
+  /// Cross-attention with padded keys in training mode, with the weights.
+  MHA_DETAIL_ISA_TAG
+  void forward_training_with_weights(dynamic::tensor_view<const T> query,
+                                     dynamic::tensor_view<const T> key,
+                                     dynamic::tensor_view<const T> value,
+                                     std::span<const std::size_t> key_lengths,
+                                     dynamic::tensor_view<T> out, dynamic::tensor_view<T> weights,
+                                     dynamic::workspace<T>& ws, std::uint64_t seed) const {
+    run_cross(query, key, value, &key_lengths, out, &weights, ws, true, seed);
   }
   /// Cross-attention with the attention weights: [B][num_heads][Nq][Nkv] per
   /// head or [B][Nq][Nkv] averaged (no B for rank-2 inputs).
