@@ -17,16 +17,22 @@
 //                               (d_model 2048, 32 query heads, 8 key/value
 //                               heads, head_dim 64, RoPE base 500000, 1024
 //                               cached tokens): impl gqa_fixed, gqa_dynamic,
-//                               and mha_fixed (multi_head_attention of the
-//                               same width: 32 key/value heads), beside
-//                               BM_bytes/llama_gqa/1024 and
+//                               mha_fixed (multi_head_attention of the
+//                               same width: 32 key/value heads) and
+//                               torch_gqa (the book's Llama
+//                               GroupedQueryAttention in libtorch, KV cache,
+//                               query heads grouped per key/value head),
+//                               beside BM_bytes/llama_gqa/1024 and
 //                               BM_bytes/llama_mha/1024 (their bounds).
 //
 // Every decode step is followed by truncate(N), so each iteration does the
 // same work. Decode outputs are cross-checked before timing: fixed == dynamic
-// bit for bit, both within 1e-5 of libtorch and of the plain forward's row.
+// bit for bit, both within 1e-5 of libtorch and of the plain forward's row
+// (the Llama-size step: within 1e-5 of the plain forward's row, 1e-4 of
+// torch_gqa, whose RoPE tables are float32 torch.cos/sin).
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -355,14 +361,45 @@ void add_llama_decode(std::size_t n, std::vector<std::string>& report) {
   if (s->gqa.m->forward(*s->x, n + 1, *ref, *s->gqa.ws) != mha::status::ok) std::abort();
   const std::vector<float> plain_row(ref->data() + n * llama_d, ref->data() + (n + 1) * llama_d);
   const double plain_diff = max_rel_diff(fixed_out, plain_row);
-  char line[256];
+  // libtorch's step (the same weights, copied from the gqa_fixed model; its
+  // own prefill of the same N tokens), -1 when built without libtorch
+  double torch_diff = -1;
+  char torch_part[96] = "torch_gqa not built (no libtorch)";
+  std::shared_ptr<decode_runner> torch;
+#if MHA_BENCH_HAVE_TORCH
+  {
+    const llama_gqa& g = *s->gqa.m;
+    gqa_weights tw;
+    tw.d_in = tw.d_out = llama_d;
+    tw.heads = llama_heads;
+    tw.kv_heads = llama_kv_heads;
+    tw.context = decode_context;
+    tw.theta_base = 500000;
+    tw.w_query.assign(g.w_query.weight.begin(), g.w_query.weight.end());
+    tw.w_key.assign(g.w_key.weight.begin(), g.w_key.weight.end());
+    tw.w_value.assign(g.w_value.weight.begin(), g.w_value.weight.end());
+    tw.w_out.assign(g.out_proj.weight.begin(), g.out_proj.weight.end());
+    tw.b_out.assign(g.out_proj.bias.begin(), g.out_proj.bias.end());
+    torch = make_torch_gqa_decode_runner(
+        tw, std::vector<float>(input.begin(), input.begin() + std::ptrdiff_t(n * llama_d)), n,
+        std::vector<float>(input.begin() + std::ptrdiff_t(n * llama_d), input.end()));
+    torch->step();
+    const std::vector<float> torch_out = torch->output();
+    // (max_rel_diff's std::max passes over NaN: a non-finite output fails here)
+    const bool finite = std::all_of(torch_out.begin(), torch_out.end(), [](float v) { return std::isfinite(v); });
+    torch_diff = finite ? max_rel_diff(torch_out, fixed_out) : INFINITY;
+    std::snprintf(torch_part, sizeof torch_part, "torch_gqa vs fixed %.2e (vs plain forward %.2e)",
+                  torch_diff, finite ? max_rel_diff(torch_out, plain_row) : INFINITY);
+  }
+#endif
+  char line[384];
   std::snprintf(line, sizeof line,
                 "cross-check decode/llama/%zu (GQA 32/8 heads, RoPE): max|a-b|/max|b| fixed vs plain "
-                "forward %.2e; %s",
-                n, plain_diff,
+                "forward %.2e, %s; %s",
+                n, plain_diff, torch_part,
                 fixed_out == dyn_out ? "fixed == dynamic bit for bit" : "fixed != dynamic (NOT bit-identical)");
   report.push_back(line);
-  if (plain_diff > 1e-5 || fixed_out != dyn_out) {
+  if (plain_diff > 1e-5 || torch_diff > 1e-4 || fixed_out != dyn_out) {
     std::fprintf(stderr, "%s\nerror: decode outputs disagree, not timing them\n", line);
     std::exit(1);
   }
@@ -389,6 +426,14 @@ void add_llama_decode(std::size_t n, std::vector<std::string>& report) {
       benchmark::ClobberMemory();
     }
   }));
+  if (torch)
+    configure(benchmark::RegisterBenchmark(("BM_decode/torch_gqa" + suffix).c_str(), [torch](benchmark::State& st) {
+      for (auto _ : st) {
+        torch->step();
+        benchmark::DoNotOptimize(torch.get());
+        benchmark::ClobberMemory();
+      }
+    }));
   const auto add_bytes = [&](const char* name, auto bytes_of) {
     configure(benchmark::RegisterBenchmark((std::string("BM_bytes/") + name + "/" + std::to_string(n)).c_str(),
                                            [s, bytes_of](benchmark::State& st) {

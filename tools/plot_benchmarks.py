@@ -463,6 +463,17 @@ def main():
                  "**fixed_static**: the compile-time forward of a `tensor<float, 1, n, 768>` on "
                  "the same model. The run-time count takes the compile-time forward's path for n "
                  "(token-major for n ≤ 256, register-tiled above).")
+        L.append("- **`BM_decode/<impl>/llama/1024`**: grouped-query decode at a Llama-like size "
+                 "(d_model 2048, 32 query heads, 8 key/value heads, head_dim 64, RoPE base 500000, one "
+                 "new token after 1024 cached). **gqa_fixed**: `mha::grouped_query_attention` with a "
+                 "`kv_cache<1>`; **gqa_dynamic**: `mha::dynamic::grouped_query_attention`; "
+                 "**mha_fixed**: `mha::multi_head_attention` of the same width (32 key/value heads); "
+                 "**torch_gqa**: the book's Llama `GroupedQueryAttention` (ch05/07_gpt_to_llama) in "
+                 "libtorch, with preallocated K/V and the query heads of each group viewed against "
+                 "their key/value head instead of `repeat_interleave`. Beside "
+                 "`BM_bytes/llama_gqa/1024` and `BM_bytes/llama_mha/1024`, the bytes the grouped-query "
+                 "and the multi-head step must read. Cross-checked like the GPT-2 steps (torch_gqa "
+                 "within 1e-4 relative); results in docs/grouped_query_attention.md.")
         L.append("")
         L.append("Before timing, the binary cross-checks each decode output (fixed == dynamic bit "
                  "for bit, both within 1e-5 relative of libtorch and of row N of the plain "
