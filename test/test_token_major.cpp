@@ -9,7 +9,8 @@
 // 16-feature context block and not a multiple of it, qkv bias on and off,
 // batches, and N at the target's tokens_limit (d 128: the tokens * d rule of
 // 16-byte vectors in the baseline build; d 16: max_tokens, the largest N of
-// the path, on every target). Built twice: with the project's
+// the path, on every target); and grouped_query_attention (fewer key/value
+// heads, with and without RoPE) against its mha::dynamic twin. Built twice: with the project's
 // flags and, where the compiler accepts it, with -march=native (wider vectors,
 // fused multiply-adds), see test/CMakeLists.txt.
 #include <catch2/catch.hpp>
@@ -94,6 +95,53 @@ TEST_CASE("token-major path ends at tokens_limit", "[token_major]") {
   STATIC_REQUIRE(tokens_limit<384, 384> <= tokens_limit<128, 128>);
   STATIC_REQUIRE(tokens_limit<1024, 768> == tokens_limit<768, 1024>);
   STATIC_REQUIRE_FALSE(mha::detail::token_major::applies<double, 1, 8, 8, 8>);
+}
+
+namespace {
+
+/// Grouped-query attention (fewer key/value heads, RoPE or none) on the
+/// token-major path against mha::dynamic::grouped_query_attention.
+template <std::size_t B, std::size_t N, std::size_t DIn, std::size_t DOut, std::size_t H,
+          std::size_t Kv, bool Bias, class Rope>
+void check_gqa_against_dynamic(unsigned seed) {
+  using model = mha::grouped_query_attention<float, DIn, DOut, N, H, Kv, Bias, Rope>;
+  static_assert(mha::detail::token_major::applies<float, B, N, DIn, DOut>,
+                "this test is about shapes that take the token-major path");
+  INFO("GQA B=" << B << " N=" << N << " d_in=" << DIn << " d_out=" << DOut << " heads=" << H
+                << " kv_heads=" << Kv << " qkv_bias=" << Bias << " rope=" << model::has_rope);
+  std::mt19937 rng(seed);
+  auto m = std::make_unique<model>();
+  mha::for_each_parameter(*m, [&](auto, auto& t) { mha_test::fill_uniform(t, rng, 0.5); });
+  mha::dynamic::grouped_query_attention<float> dyn(
+      DIn, DOut, N, H, Kv, Bias,
+      model::has_rope ? mha::dynamic::rope_config{10000.0} : mha::dynamic::rope_config{});
+  mha::copy_parameters(*m, dyn);
+  auto x = std::make_unique<mha::tensor<float, B, N, DIn>>();
+  mha_test::fill_uniform(*x, rng, 1.0);
+  auto y = std::make_unique<mha::tensor<float, B, N, DOut>>();
+  auto ws = std::make_unique<typename model::template workspace<B, N>>();
+  m->forward(*x, *y, *ws);
+  REQUIRE(mha_test::all_finite(y->data(), y->size));
+  REQUIRE(mha_test::same_bits(*y, dyn.forward(mha_test::to_dynamic(*x))));
+  // a run-time token count (the token-major path's run-time widths)
+  for (const std::size_t n : {std::size_t{1}, N / 2 + 1}) {
+    mha::dynamic::tensor<float> dx({B, n, DIn});
+    for (std::size_t b = 0; b < B; ++b)
+      std::copy(x->data() + b * N * DIn, x->data() + (b * N + n) * DIn, dx.data() + b * n * DIn);
+    REQUIRE(m->forward(*x, n, *y, *ws) == mha::status::ok);
+    const auto dy = dyn.forward(dx);
+    for (std::size_t b = 0; b < B; ++b)
+      REQUIRE(mha_test::same_bits(y->data() + b * N * DOut, dy.data() + b * n * DOut, n * DOut));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("token-major path: grouped-query attention and RoPE equal mha::dynamic bit for bit",
+          "[token_major][gqa]") {
+  check_gqa_against_dynamic<2, 7, 8, 16, 4, 2, false, mha::rope<10000>>(41);
+  check_gqa_against_dynamic<1, 21, 12, 24, 6, 1, true, mha::rope<10000>>(42);  // multi-query
+  check_gqa_against_dynamic<2, 9, 8, 16, 4, 2, true, mha::no_rope>(43);
 }
 
 TEST_CASE("token-major path: training with dropout takes the general path", "[token_major]") {

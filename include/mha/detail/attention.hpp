@@ -295,15 +295,11 @@ consteval bool token_major_serves() {
   if constexpr (!std::is_same_v<typename Spec::value_type, float> || !Spec::causal) {
     return false;  // (non-causal modules take the blocked path)
   } else {
-    // (grouped-query and RoPE modules take the blocked path)
-    if constexpr (Spec::has_rope || !is_size_c<decltype(Spec::num_kv_heads)> ||
-                  !is_size_c<decltype(Spec::num_heads)>) {
-      return false;
-    } else {
-      return is_size_c<decltype(Spec::d_in)> && is_size_c<decltype(Spec::head_dim)> &&
-             is_size_c<decltype(Spec::groups)> &&
-             decltype(Spec::num_kv_heads)::value == decltype(Spec::num_heads)::value;
-    }
+    // (grouped-query attention and RoPE too: token_major::forward reads key/value
+    // head h / heads_per_kv and rotates as the blocked path does)
+    return is_size_c<decltype(Spec::num_kv_heads)> && is_size_c<decltype(Spec::num_heads)> &&
+           is_size_c<decltype(Spec::d_in)> && is_size_c<decltype(Spec::head_dim)> &&
+           is_size_c<decltype(Spec::groups)>;
   }
 }
 

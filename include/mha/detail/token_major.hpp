@@ -43,6 +43,7 @@
 #include <mha/detail/gemm.hpp>
 #include <mha/detail/kernels.hpp>
 #include <mha/detail/muladd.hpp>
+#include <mha/detail/rope.hpp>
 #include <mha/detail/simd.hpp>
 #include <mha/detail/stack_bound.hpp>
 
@@ -380,9 +381,12 @@ constexpr std::size_t width_for(std::size_t n) noexcept {
 /// [batch][tokens][Width] (sequence b at out + b * out_batch); np: the tokens
 /// rounded up to whole vectors (a size_c where it is known at compile time,
 /// so the column strides fold). `spec` gives
-/// each group's Q/K/V weights (group(g), [GroupWidth][DIn] rows in the
-/// nn.Linear layout, biases or none) and out_proj (or none: the concatenated
-/// context is the output). tokens: a size_c or a run-time count <= MaxTokens.
+/// each group's Q/K/V weights (group(g), [GroupWidth][DIn] query rows and
+/// [KvGroupWidth][DIn] key and value rows in the nn.Linear layout, biases or
+/// none), out_proj (or none: the concatenated context is the output), the
+/// key/value heads (grouped-query attention: query head h reads key/value
+/// head h / heads_per_kv) and the RoPE tables (queries and keys rotated as
+/// the general path rotates them, rope.hpp's apply_rope, the same bits). tokens: a size_c or a run-time count <= MaxTokens.
 /// ws: workspace_elements<T, Batch, MaxTokens, DIn, Width> elements. Stack:
 /// the padded MaxTokens score vectors (at most max_tokens * 64 bytes).
 template <class T, std::size_t W, std::size_t MaxTokens, class Spec, class Batch, class Tokens,
@@ -393,6 +397,8 @@ inline void forward(const Spec& spec, Batch batch, Tokens tokens, Padded np, con
   constexpr std::size_t Width = decltype(spec.width())::value;
   constexpr std::size_t GroupWidth = decltype(spec.group_width())::value;
   constexpr std::size_t HeadDim = decltype(spec.head_dim)::value;
+  constexpr std::size_t KvGroupWidth = decltype(spec.kv_group_width())::value;
+  constexpr std::size_t HeadsPerKv = decltype(spec.heads_per_kv())::value;
   constexpr std::size_t wide = DIn > Width ? DIn : Width;
   const auto cols = size_mul(batch, np);  // a size_c whenever np is one
   MHA_ASSERT(tokens <= MaxTokens);
@@ -411,15 +417,25 @@ inline void forward(const Spec& spec, Batch batch, Tokens tokens, Padded np, con
   }
   for_each_index(spec.groups, [&](auto g) {
     const auto w = spec.group(g);
-    const std::size_t r0 = g * GroupWidth * cols;
+    const std::size_t r0 = g * GroupWidth * cols, kv0 = g * KvGroupWidth * cols;
     project<T, W, GroupWidth, DIn>(w.query, bias_pointer<T>(w.query_bias), xt, qt + r0, cols);
-    project<T, W, GroupWidth, DIn>(w.key, bias_pointer<T>(w.key_bias), xt, kt + r0, cols);
-    project<T, W, GroupWidth, DIn>(w.value, bias_pointer<T>(w.value_bias), xt, vt + r0, cols);
+    project<T, W, KvGroupWidth, DIn>(w.key, bias_pointer<T>(w.key_bias), xt, kt + kv0, cols);
+    project<T, W, KvGroupWidth, DIn>(w.value, bias_pointer<T>(w.value_bias), xt, vt + kv0, cols);
   });
+  if constexpr (Spec::has_rope) {  // token i of each sequence at position i (rope.hpp)
+    for (std::size_t b = 0; b < batch; ++b) {
+      apply_rope(spec.rope, qt + b * np, tokens, 1, cols, spec.num_heads, spec.head_dim, 0);
+      apply_rope(spec.rope, kt + b * np, tokens, 1, cols, spec.num_kv_heads, spec.head_dim, 0);
+    }
+  }
   for (std::size_t b = 0; b < batch; ++b)
     for_each_index(spec.num_heads, [&](auto h) {
       const std::size_t at = h * HeadDim * cols + b * np;
-      attention_head<T, W, HeadDim>(qt + at, kt + at, vt + at, ct + at, spec.divisor, s, tokens, cols);
+      // query head h reads key/value head h / heads_per_kv (grouped-query
+      // attention; h itself otherwise)
+      const std::size_t kv_at = (h / HeadsPerKv) * HeadDim * cols + b * np;
+      attention_head<T, W, HeadDim>(qt + at, kt + kv_at, vt + kv_at, ct + at, spec.divisor, s,
+                                    tokens, cols);
     });
   const T* result = ct;
   if constexpr (Spec::has_out_proj) {
