@@ -17,7 +17,12 @@ saves the input and PyTorch's output in `<case>.io.safetensors` (tensors
 `__metadata__` records the hyperparameters the loader checks (`num_heads`,
 `d_in`, `d_out`, `context_length`, `qkv_bias`, `checkpoint_format` and, for
 the fused formats, `qkv_layout`; see docs/loading-weights.md) besides the
-conventional `"format": "pt"`, and names this script as `generator`. F16/BF16 cases store the
+conventional `"format": "pt"`, and names this script as `generator`. The
+cross-attention case (torch.nn.MultiheadAttention(8, 2, kdim=5, vdim=7)) is
+stored twice, as PyTorch's state_dict (q_proj_weight, k_proj_weight,
+v_proj_weight, in_proj_bias, out_proj.*) and under the book's names, with
+`kdim` and `vdim` in the metadata; its io file holds `query`, `key`, `value`
+and `output`. F16/BF16 cases store the
 weights rounded to that dtype and the output PyTorch computes in float32 with
 the same rounded weights. `dtypes.safetensors` holds F16, BF16 and F64 values
 with PyTorch's conversion of each to float32 (to test the loader's own
@@ -137,6 +142,33 @@ class TorchCausalMHA(nn.MultiheadAttention):
         return super().forward(x, x, x, attn_mask=mask, need_weights=False)[0]
 
 
+class TorchCrossMHA(nn.MultiheadAttention):
+    """torch.nn.MultiheadAttention(E, H, bias=True, kdim, vdim, batch_first=True) used as
+    cross-attention: forward(query, key, value) without a mask, need_weights=False."""
+
+    def __init__(self, embed_dim, num_heads, kdim, vdim):
+        super().__init__(embed_dim, num_heads, bias=True, kdim=kdim, vdim=vdim, batch_first=True)
+
+    def forward(self, query, key, value):
+        return super().forward(query, key, value, need_weights=False)[0]
+
+
+def book_cross_forward(sd, num_heads, query, key, value):
+    """Cross-attention written out from the book's names (W_query, W_key, W_value,
+    out_proj; no mask): checks the renaming of a TorchCrossMHA state_dict."""
+    def linear(x, name):
+        return x @ sd[name + ".weight"].T + sd[name + ".bias"]
+
+    def heads(t):
+        b, n, e = t.shape
+        return t.view(b, n, num_heads, e // num_heads).transpose(1, 2)
+
+    q, k, v = heads(linear(query, "W_query")), heads(linear(key, "W_key")), heads(linear(value, "W_value"))
+    w = torch.softmax(q @ k.transpose(2, 3) / math.sqrt(q.shape[-1]), dim=-1)
+    b, _, nq, _ = q.shape
+    return linear((w @ v).transpose(1, 2).reshape(b, nq, -1), "out_proj")
+
+
 def randomise_biases(module, scale=0.3):
     with torch.no_grad():
         for name, p in module.named_parameters():
@@ -165,8 +197,9 @@ FUSED_LAYOUT = {"pytorch_multihead": "contiguous", "gpt2": "contiguous",
 def hyperparameters(meta):
     """The weight file's __metadata__: the hyperparameters mha::io checks."""
     h = {"format": "pt", "generator": GENERATOR, "checkpoint_format": meta["format"]}
-    for key in ("num_heads", "d_in", "d_out", "context_length"):
-        h[key] = str(meta[key])
+    for key in ("num_heads", "d_in", "d_out", "context_length", "kdim", "vdim"):
+        if key in meta:
+            h[key] = str(meta[key])
     h["qkv_bias"] = "true" if meta["qkv_bias"] else "false"
     if meta["format"] in FUSED_LAYOUT:
         h["qkv_layout"] = FUSED_LAYOUT[meta["format"]]
@@ -311,6 +344,56 @@ def neox_cases():
                dtype=torch.float64, prefix=prefix)
 
 
+def cross_cases():
+    # nn.MultiheadAttention(8, 2, kdim=5, vdim=7) as cross-attention: PyTorch
+    # stores q_proj_weight, k_proj_weight, v_proj_weight (no in_proj_weight).
+    torch.manual_seed(1001)
+    m = TorchCrossMHA(8, 2, 5, 7)
+    randomise_biases(m)
+    m.eval()
+    assert not m._qkv_same_embed_dim and m.in_proj_weight is None
+    query, key, value = torch.randn(2, 3, 8), torch.randn(2, 6, 5), torch.randn(2, 6, 7)
+    with torch.no_grad():
+        out = m(query, key, value)
+    state = {k: v.detach().clone() for k, v in m.state_dict().items()}
+    assert sorted(state) == sorted(["q_proj_weight", "k_proj_weight", "v_proj_weight",
+                                    "in_proj_bias", "out_proj.weight", "out_proj.bias"]), sorted(state)
+    e = 8
+    bias = state["in_proj_bias"]
+    book = {"W_query.weight": state["q_proj_weight"], "W_query.bias": bias[:e].clone(),
+            "W_key.weight": state["k_proj_weight"], "W_key.bias": bias[e:2 * e].clone(),
+            "W_value.weight": state["v_proj_weight"], "W_value.bias": bias[2 * e:].clone(),
+            "out_proj.weight": state["out_proj.weight"], "out_proj.bias": state["out_proj.bias"]}
+    with torch.no_grad():
+        by_book = book_cross_forward(book, 2, query, key, value)
+    assert torch.allclose(by_book, out, rtol=1e-5, atol=1e-6), (by_book - out).abs().max()
+    meta = dict(module="torch.nn.MultiheadAttention(8, 2, kdim=5, vdim=7) cross-attention",
+                d_in=8, d_out=8, context_length=6, num_heads=2, qkv_bias=1, kdim=5, vdim=7)
+    files = {"torch_cross_f32": (state, dict(meta, format="pytorch_multihead")),
+             "torch_cross_book_f32": (book, dict(meta, format="book"))}
+    for name, (tensors, file_meta) in files.items():
+        st.save(os.path.join(OUT_DIR, name + ".safetensors"), tensors, hyperparameters(file_meta))
+    io = {"query": query, "key": key, "value": value, "output": out}
+    st.save(os.path.join(OUT_DIR, "torch_cross_f32.io.safetensors"), io,
+            dict(meta, dtype="F32", formats="pytorch_multihead, book"))
+    # Self-check: re-read; PyTorch's module on the re-read state_dict gives `output`.
+    for name, (tensors, file_meta) in files.items():
+        back, back_meta = st.load(os.path.join(OUT_DIR, name + ".safetensors"))
+        assert back_meta == hyperparameters(file_meta), name
+        assert list(back) == list(tensors), name
+        for k, v in tensors.items():
+            assert back[k].dtype == v.dtype and torch.equal(back[k], v), (name, k)
+    again = TorchCrossMHA(8, 2, 5, 7).eval()
+    again.load_state_dict(st.load(os.path.join(OUT_DIR, "torch_cross_f32.safetensors"))[0])
+    iob, _ = st.load(os.path.join(OUT_DIR, "torch_cross_f32.io.safetensors"))
+    with torch.no_grad():
+        assert torch.equal(again(iob["query"], iob["key"], iob["value"]), out)
+    for k, v in io.items():
+        assert torch.equal(iob[k], v), k
+    for name, (tensors, _) in files.items():
+        print(f"wrote {name}: {sorted(tensors)}")
+
+
 def dtype_case():
     # F16: every exponent with a spread of mantissas, both signs (incl. 0,
     # subnormals, max, inf, NaN). BF16: the same idea. F64: random values,
@@ -353,6 +436,7 @@ def main():
     torch_cases()
     gpt2_cases()
     neox_cases()
+    cross_cases()
     dtype_case()
 
 

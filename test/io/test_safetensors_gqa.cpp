@@ -2,8 +2,10 @@
 // safetensors files written by tools/make_gqa_safetensors_fixtures.py: the
 // book's names, Hugging Face Llama names under a prefix, and Meta's
 // interleaved RoPE rows (load_options::rope_layout); each reproduces
-// PyTorch's output. Error cases leave the model unchanged. One fixed shape only
-// (the fixture's) to keep the compile cost small.
+// PyTorch's output. The same with q/k/v biases (Qwen-style, written by
+// tools/make_gqa_bias_safetensors_fixtures.py): the interleaved q/k biases are
+// permuted too. Error cases leave the model unchanged. One fixed shape per
+// bias setting (the fixtures') to keep the compile cost small.
 #include <algorithm>
 #include <cmath>
 #include <memory>
@@ -212,5 +214,79 @@ TEST_CASE("GQA load errors name the cause and leave the model unchanged", "[io][
     REQUIRE(rb.ok());
     CHECK(mb.w_query.bias.data()[0] == 0.25f);
     CHECK(std::all_of(mb.out_proj.bias.data(), mb.out_proj.bias.data() + 16, [](float v) { return v == 0.0f; }));
+  }
+}
+
+namespace {
+
+// The qkv-bias fixture (tools/make_gqa_bias_safetensors_fixtures.py): the same
+// sizes with biases on W_query, W_key and W_value (Qwen-style), no out_proj bias.
+using fixed_gqa_bias = mha::grouped_query_attention<float, 8, 16, 8, 4, 2, true, mha::rope<10000>>;
+const std::string bias_io = "gqa_rope_bias_f32.io.safetensors";
+
+/// The fixed qkv-bias model loaded from `file` (out_proj.bias set to 1 first:
+/// the files have none, so it must be zeroed) and its output on the fixture's input.
+std::vector<float> bias_fixed_output(const std::string& file, const load_options& o,
+                                     std::unique_ptr<fixed_gqa_bias>* keep = nullptr) {
+  auto m = std::make_unique<fixed_gqa_bias>();
+  std::fill(m->out_proj.bias.begin(), m->out_proj.bias.end(), 1.0f);
+  const auto r = mha::io::try_load_safetensors(data_file(file), *m, o);
+  INFO(r.message);
+  REQUIRE(r.ok());
+  CHECK(r.warnings.empty());
+  const auto x = read_tensor<float>(data_file(bias_io), "input");
+  auto xt = std::make_unique<mha::tensor<float, 2, 7, 8>>();
+  REQUIRE(x.size() == xt->size);
+  std::copy(x.begin(), x.end(), xt->begin());
+  const auto y = m->forward(*xt);
+  if (keep != nullptr) *keep = std::move(m);
+  return {y.begin(), y.end()};
+}
+
+/// The same for the dynamic twin (qkv_bias = true).
+std::vector<float> bias_dynamic_output(const std::string& file, const load_options& o) {
+  auto m = make_dyn(2, true);
+  std::fill(m.out_proj.bias.data(), m.out_proj.bias.data() + m.out_proj.bias.size(), 1.0f);
+  const auto r = mha::io::load_safetensors(data_file(file), m, o);
+  CHECK(r.warnings.empty());
+  const auto x = read_tensor<float>(data_file(bias_io), "input");
+  mha::dynamic::tensor<float> xt({2, 7, 8});
+  std::copy(x.begin(), x.end(), xt.data());
+  const auto y = m.forward(xt);
+  return {y.data(), y.data() + y.size()};
+}
+
+std::vector<float> bias_expected() { return read_tensor<float>(data_file(bias_io), "output"); }
+
+}  // namespace
+
+TEST_CASE("GQA + RoPE with q/k/v biases (Qwen-style): rotate-half and Meta's interleaved rows",
+          "[io][pytorch][gqa][llama]") {
+  const std::string hf = "gqa_rope_bias_llama_f32.safetensors";
+  const std::string meta = "gqa_rope_bias_meta_f32.safetensors";
+  const auto oh = gqa_opts(checkpoint_format::llama, llama_prefix);
+  const auto oi = gqa_opts(checkpoint_format::llama, llama_prefix, rope_layout::interleaved);
+  std::unique_ptr<fixed_gqa_bias> from_hf, from_meta;
+  // the rotate-half file as stored, the interleaved one permuted (weights and biases)
+  const auto y_hf = bias_fixed_output(hf, oh, &from_hf);
+  check_close(y_hf, bias_expected(), 2e-6, 2e-6);
+  const auto y_meta = bias_fixed_output(meta, oi, &from_meta);
+  check_close(y_meta, bias_expected(), 2e-6, 2e-6);
+  // the same model, bit for bit: the q/k biases were permuted like the weights
+  CHECK(model_bytes(*from_meta) == model_bytes(*from_hf));
+  CHECK(y_meta == y_hf);
+  CHECK(std::all_of(from_hf->out_proj.bias.begin(), from_hf->out_proj.bias.end(),
+                    [](float v) { return v == 0.0f; }));
+  // the dynamic twin
+  const auto yd_hf = bias_dynamic_output(hf, oh);
+  check_close(yd_hf, bias_expected(), 2e-6, 2e-6);
+  CHECK(bias_dynamic_output(meta, oi) == yd_hf);
+  // the interleaved file without rope_layout::interleaved does not match PyTorch
+  for (const auto& y_plain : {bias_fixed_output(meta, oh), bias_dynamic_output(meta, oh)}) {
+    const auto e = bias_expected();
+    REQUIRE(y_plain.size() == e.size());
+    double diff = 0;
+    for (std::size_t i = 0; i < e.size(); ++i) diff = std::max(diff, double(std::fabs(y_plain[i] - e[i])));
+    CHECK(diff > 1e-3);
   }
 }

@@ -2,6 +2,7 @@
 // gives mha::io::load_error with a clear message, never a crash or an
 // out-of-bounds read (run under ASan), and leaves the model byte-for-byte
 // unchanged. The files are made here.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -524,16 +525,21 @@ TEST_CASE("random corruption never crashes and never half-loads", "[io][malforme
   CHECK(loaded < 3000);
 }
 
-TEST_CASE("a cross-attention module with its own kdim / vdim is refused, nothing written",
-          "[io][malformed]") {
-  using cross_t = mha::multi_head_attention<float, 3, 4, 6, 2, false, mha::attention_mask::none, 5, 3>;
-  expect_error<cross_t>("cross_kdim", make_file(valid_tensors()), load_errc::model,
-                        {"kdim = 5 and vdim = 3 differ from d_in = 3",
-                         "loading a cross-attention module"});
+TEST_CASE("a self-attention checkpoint into a module with its own kdim / vdim: a shape error, nothing written",
+          "[io][malformed][cross]") {
+  // (loading the matching checkpoints: test_safetensors_pytorch.cpp, [cross])
+  using cross_t = mha::multi_head_attention<float, 3, 4, 5, 2, true, mha::attention_mask::none, 5, 3>;
+  expect_error<cross_t>("cross_kdim", make_file(valid_tensors()), load_errc::shape,
+                        {"tensor 'W_key.weight'", "shape [4][3] in the file, expected [4][5]",
+                         "(d_in 3, kdim 5, vdim 3, d_out 4)",
+                         "its 3 columns are the checkpoint's key input width (kdim), the model's kdim is 5"});
   auto d = std::make_unique<mha::dynamic::multi_head_attention<float, mha::attention_mask::none>>(
-      3, 4, 6, 2, false, mha::dynamic::kv_dims{3, 7});
+      3, 4, 5, 2, true, mha::dynamic::kv_dims{3, 7});
   const auto bytes = make_file(valid_tensors());
   const auto r = mha::io::try_load_safetensors_memory(bytes.data(), bytes.size(), *d);
-  CHECK(r.code == load_errc::model);
-  CHECK(r.message.find("vdim = 7") != std::string::npos);
+  INFO(r.message);
+  CHECK(r.code == load_errc::shape);
+  CHECK(r.tensor == "W_value.weight");
+  CHECK(r.message.find("the model's vdim is 7") != std::string::npos);
+  CHECK(std::all_of(d->w_value.weight.data(), d->w_value.weight.data() + 28, [](float v) { return v == 0.0f; }));
 }

@@ -1,7 +1,9 @@
 // Loading safetensors files written from real PyTorch modules
 // (tools/make_safetensors_fixtures.py) reproduces PyTorch's outputs.
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -171,6 +173,234 @@ TEST_CASE("torch.nn.MultiheadAttention with a causal mask", "[io][pytorch][pytor
     check_fixed<mha::multi_head_attention<float, 8, 8, 6, 2, true>, 2, 6>(c, o);
     check_fixed<mha::fused_multi_head_attention<float, 8, 8, 6, 2, true>, 2, 6>(c, o);
     check_dynamic(mha::dynamic::multi_head_attention<float>(8, 8, 6, 2, true), c, o, {2, 6, 8});
+  }
+}
+
+namespace {
+
+// The cross-attention fixture (tools/make_safetensors_fixtures.py, cross_cases):
+// nn.MultiheadAttention(8, 2, bias=True, kdim=5, vdim=7, batch_first=True),
+// query [2][3][8], key [2][6][5], value [2][6][7]; context 6.
+using cross_model = mha::multi_head_attention<float, 8, 8, 6, 2, true, mha::attention_mask::none, 5, 7>;
+using self_model = mha::multi_head_attention<float, 8, 8, 6, 2, true, mha::attention_mask::none>;
+using dyn_cross = mha::dynamic::multi_head_attention<float, mha::attention_mask::none>;
+const std::string cross_io = "torch_cross_f32.io.safetensors";
+
+dyn_cross make_dyn_cross(std::size_t kdim = 5, std::size_t vdim = 7) {
+  return dyn_cross(8, 8, 6, 2, true, mha::dynamic::kv_dims{kdim, vdim});
+}
+
+/// Copies a stored input into a fixed-size tensor of the same element count.
+template <class X>
+void fill_from(X& x, const std::string& name) {
+  const auto v = read_tensor<float>(data_file(cross_io), name);
+  REQUIRE(v.size() == x.size);  // static member
+  std::copy(v.begin(), v.end(), x.begin());
+}
+
+/// The fixed cross model loaded from `bytes` (returned in `keep` when given)
+/// and its forward(query, key, value, out, ws) on the fixture's inputs.
+mha::tensor<float, 2, 3, 8> cross_fixed_output(const std::string& bytes, const load_options& o,
+                                               std::unique_ptr<cross_model>* keep = nullptr) {
+  auto m = std::make_unique<cross_model>();
+  const auto r = mha::io::try_load_safetensors_memory(bytes.data(), bytes.size(), *m, o);
+  INFO(r.message);
+  REQUIRE(r.ok());
+  CHECK(r.warnings.empty());
+  auto q = std::make_unique<mha::tensor<float, 2, 3, 8>>();
+  auto k = std::make_unique<mha::tensor<float, 2, 6, 5>>();
+  auto v = std::make_unique<mha::tensor<float, 2, 6, 7>>();
+  fill_from(*q, "query");
+  fill_from(*k, "key");
+  fill_from(*v, "value");
+  auto ws = std::make_unique<cross_model::cross_workspace<2, 3, 6>>();
+  mha::tensor<float, 2, 3, 8> out{};
+  m->forward(*q, *k, *v, out, *ws);
+  if (keep != nullptr) *keep = std::move(m);
+  return out;
+}
+
+/// The same for the dynamic twin (mha::dynamic::kv_dims{5, 7}).
+mha::dynamic::tensor<float> cross_dynamic_output(const std::string& bytes, const load_options& o) {
+  auto m = make_dyn_cross();
+  const auto r = mha::io::load_safetensors_memory(bytes.data(), bytes.size(), m, o);
+  CHECK(r.warnings.empty());
+  const auto in = [](const std::string& name, std::vector<std::size_t> shape) {
+    mha::dynamic::tensor<float> t(shape);
+    const auto v = read_tensor<float>(data_file(cross_io), name);
+    REQUIRE(v.size() == t.size());
+    std::copy(v.begin(), v.end(), t.data());
+    return t;
+  };
+  return m.forward(in("query", {2, 3, 8}), in("key", {2, 6, 5}), in("value", {2, 6, 7}));
+}
+
+/// Fixed and dynamic outputs against PyTorch's (2e-6, as the other float io
+/// tests), and the same bits from both.
+void check_cross(const std::string& bytes, const load_options& o) {
+  const auto y = cross_fixed_output(bytes, o);
+  check_close(y, read_tensor<float>(data_file(cross_io), "output"), 2e-6, 2e-6);
+  const auto yd = cross_dynamic_output(bytes, o);
+  REQUIRE(yd.shape() == std::vector<std::size_t>{2, 3, 8});
+  CHECK(std::equal(y.begin(), y.end(), yd.data(), [](float a, float b) {
+    return std::bit_cast<std::uint32_t>(a) == std::bit_cast<std::uint32_t>(b);
+  }));
+}
+
+/// The load_result of `bytes` into a dynamic model, checking that a failed
+/// load left its parameters unchanged.
+mha::io::load_result try_load_dynamic(dyn_cross m, const std::string& bytes, const load_options& o) {
+  mha::for_each_parameter(m, [](std::string_view, auto& t) { std::fill(t.data(), t.data() + t.size(), 0.5f); });
+  auto r = mha::io::try_load_safetensors_memory(bytes.data(), bytes.size(), m, o, "blob");
+  if (!r.ok())
+    mha::for_each_parameter(m, [](std::string_view name, auto& t) {
+      INFO(std::string(name));
+      CHECK(std::all_of(t.data(), t.data() + t.size(), [](float x) { return x == 0.5f; }));
+    });
+  return r;
+}
+
+/// A book-named self-attention checkpoint of the fixture's sizes (d_in =
+/// kdim = vdim = 8, qkv bias), values 0.25.
+std::string book_self_attention_file() {
+  std::vector<f_tensor> t;
+  for (const char* p : {"W_query", "W_key", "W_value", "out_proj"}) {
+    t.push_back({std::string(p) + ".weight", {8, 8}, std::vector<double>(64, 0.25)});
+    t.push_back({std::string(p) + ".bias", {8}, std::vector<double>(8, 0.25)});
+  }
+  return make_safetensors(t, "F32");
+}
+
+}  // namespace
+
+TEST_CASE("torch.nn.MultiheadAttention with kdim / vdim (cross-attention)",
+          "[io][pytorch][pytorch_multihead][cross]") {
+  const auto file = file_bytes_string(data_file("torch_cross_f32.safetensors"));
+  check_cross(file, opts(checkpoint_format::pytorch_multihead));
+  // detect: from the metadata, and from the names (q_proj_weight) without it
+  check_cross(file, {});
+  auto bare = opts(checkpoint_format::detect);
+  bare.expected_num_heads = 2;
+  check_cross(without_metadata("torch_cross_f32"), bare);
+  // in_proj_bias is split into the three biases, the weights copied as they are
+  std::unique_ptr<cross_model> m;
+  cross_fixed_output(file, {}, &m);
+  const auto bias = read_tensor<float>(data_file("torch_cross_f32.safetensors"), "in_proj_bias");
+  const auto kw = read_tensor<float>(data_file("torch_cross_f32.safetensors"), "k_proj_weight");
+  REQUIRE(bias.size() == 24);
+  CHECK(std::equal(m->w_query.bias.begin(), m->w_query.bias.end(), bias.begin()));
+  CHECK(std::equal(m->w_key.bias.begin(), m->w_key.bias.end(), bias.begin() + 8));
+  CHECK(std::equal(m->w_value.bias.begin(), m->w_value.bias.end(), bias.begin() + 16));
+  CHECK(std::equal(m->w_key.weight.begin(), m->w_key.weight.end(), kw.begin(), kw.end()));
+}
+
+TEST_CASE("a cross-attention module from the book's names (W_key [8][5], W_value [8][7])",
+          "[io][pytorch][book][cross]") {
+  const auto book = file_bytes_string(data_file("torch_cross_book_f32.safetensors"));
+  check_cross(book, opts(checkpoint_format::book));
+  check_cross(book, {});  // detect: the metadata says book
+  // the same model as from PyTorch's own names
+  std::unique_ptr<cross_model> from_book, from_torch;
+  cross_fixed_output(book, {}, &from_book);
+  cross_fixed_output(file_bytes_string(data_file("torch_cross_f32.safetensors")), {}, &from_torch);
+  CHECK(model_bytes(*from_book) == model_bytes(*from_torch));
+}
+
+TEST_CASE("cross-attention and self-attention checkpoints do not load into each other's models",
+          "[io][pytorch_multihead][cross]") {
+  using mha::io::load_errc;
+  const auto cross_file = file_bytes_string(data_file("torch_cross_f32.safetensors"));
+  auto no_meta = opts(checkpoint_format::pytorch_multihead);
+  no_meta.ignore_metadata = true;
+  SECTION("PyTorch's kdim / vdim state_dict into a model with kdim = vdim = d_in") {
+    // the recorded kdim
+    auto r = try_load<self_model>(cross_file, opts(checkpoint_format::pytorch_multihead));
+    INFO(r.message);
+    CHECK(r.code == load_errc::hyperparameter);
+    CHECK(contains(r.message, "'kdim' is 5 in the file, expected 8"));
+    // without the metadata: the separate projections are named
+    r = try_load<self_model>(cross_file, no_meta);
+    INFO(r.message);
+    CHECK(r.code == load_errc::shape);
+    CHECK(r.tensor == "k_proj_weight");
+    CHECK(contains(r.message, "present in the file (F32 [8][5])"));
+    CHECK(contains(r.message, "d_in = kdim = vdim = 8"));
+    CHECK(contains(r.message, "in_proj_weight [24][8]"));
+    const auto rd = try_load_dynamic(make_dyn_cross(8, 8), cross_file, no_meta);
+    CHECK(rd.code == load_errc::shape);
+    CHECK(rd.tensor == "k_proj_weight");
+  }
+  SECTION("PyTorch's in_proj_weight state_dict into a kdim / vdim model") {
+    const auto self_file = file_bytes_string(data_file("torch_mha_f32.safetensors"));
+    for (const auto& o : {opts(checkpoint_format::pytorch_multihead), load_options{}, no_meta}) {
+      const auto r = try_load<cross_model>(self_file, o);
+      INFO(r.message);
+      CHECK(r.code == load_errc::shape);
+      CHECK(r.tensor == "in_proj_weight");
+      CHECK(contains(r.message, "present in the file (F32 [24][8])"));
+      CHECK(contains(r.message, "d_in = 8, kdim = 5, vdim = 7"));
+      CHECK(contains(r.message, "k_proj_weight [8][5] and v_proj_weight [8][7]"));
+    }
+    const auto rd = try_load_dynamic(make_dyn_cross(), self_file, no_meta);
+    CHECK(rd.code == load_errc::shape);
+    CHECK(rd.tensor == "in_proj_weight");
+  }
+  SECTION("book names: the widths of W_key / W_value") {
+    auto o = opts(checkpoint_format::book);
+    o.ignore_metadata = true;
+    // a kdim / vdim checkpoint into a self-attention model
+    const auto book = file_bytes_string(data_file("torch_cross_book_f32.safetensors"));
+    auto r = try_load<self_model>(book, o);
+    INFO(r.message);
+    CHECK(r.code == load_errc::shape);
+    CHECK(r.tensor == "W_key.weight");
+    CHECK(contains(r.message, "shape [8][5] in the file, expected [8][8]"));
+    CHECK(contains(r.message, "its 5 columns are the checkpoint's key input width (kdim), the model's kdim is 8 (= d_in)"));
+    // a self-attention checkpoint into a kdim / vdim model
+    r = try_load<cross_model>(book_self_attention_file(), o);
+    INFO(r.message);
+    CHECK(r.code == load_errc::shape);
+    CHECK(r.tensor == "W_key.weight");
+    CHECK(contains(r.message, "shape [8][8] in the file, expected [8][5]"));
+    CHECK(contains(r.message, "(d_in 8, kdim 5, vdim 7, d_out 8)"));
+    const auto rd = try_load_dynamic(make_dyn_cross(5, 8), book_self_attention_file(), o);
+    CHECK(rd.code == load_errc::shape);
+    CHECK(rd.tensor == "W_key.weight");
+    // the value width alone
+    const auto rv = try_load_dynamic(make_dyn_cross(8, 7), book_self_attention_file(), o);
+    INFO(rv.message);
+    CHECK(rv.code == load_errc::shape);
+    CHECK(rv.tensor == "W_value.weight");
+    CHECK(contains(rv.message, "its 8 columns are the checkpoint's value input width (vdim), the model's vdim is 7"));
+  }
+  SECTION("gpt2, neox and llama have no kdim / vdim layout") {
+    const auto bare = without_metadata("torch_cross_f32");
+    for (const auto f : {checkpoint_format::gpt2, checkpoint_format::neox, checkpoint_format::llama}) {
+      auto o = opts(f);
+      if (f == checkpoint_format::neox) o.layout = mha::io::qkv_layout::contiguous;
+      const auto r = try_load<cross_model>(bare, o);
+      INFO(r.message);
+      CHECK(r.code == load_errc::model);
+      CHECK(contains(r.message, std::string("checkpoint_format::") + mha::io::to_string(f) +
+                                    " has no layout for key / value inputs of their own widths"));
+      CHECK(contains(r.message, "d_in = 8, kdim = 5, vdim = 7"));
+      const auto rd = try_load_dynamic(make_dyn_cross(), bare, o);
+      CHECK(rd.code == load_errc::model);
+    }
+  }
+  SECTION("qkv_layout::interleaved_per_head for the separate projections") {
+    auto o = no_meta;
+    o.layout = mha::io::qkv_layout::interleaved_per_head;
+    const auto r = try_load<cross_model>(cross_file, o);
+    INFO(r.message);
+    CHECK(r.code == load_errc::layout);
+  }
+  SECTION("qkv bias: the file has in_proj_bias, the model not") {
+    using no_bias = mha::multi_head_attention<float, 8, 8, 6, 2, false, mha::attention_mask::none, 5, 7>;
+    const auto r = try_load<no_bias>(cross_file, no_meta);
+    INFO(r.message);
+    CHECK(r.code == load_errc::qkv_bias);
+    CHECK(r.tensor == "in_proj_bias");
   }
 }
 

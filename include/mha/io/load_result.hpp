@@ -26,6 +26,11 @@ enum class checkpoint_format {
   /// torch.nn.MultiheadAttention(E, H, bias=True, batch_first=True) used with a
   /// causal attn_mask: `in_proj_weight` [3E][E] (query, key, value blocks),
   /// `in_proj_bias` [3E], `out_proj.weight` [E][E], `out_proj.bias` [E].
+  /// With kdim or vdim != E (a cross-attention module, model
+  /// multi_head_attention<..., KDim, VDim> or the dynamic one with kv_dims),
+  /// PyTorch's separate names instead of `in_proj_weight`: `q_proj_weight`
+  /// [E][E], `k_proj_weight` [E][kdim], `v_proj_weight` [E][vdim]; a file of
+  /// the other form is a load_errc::shape error.
   pytorch_multihead,
   /// Hugging Face GPT-2 attention (usually with a prefix like "h.0.attn."):
   /// `c_attn.weight` [E][3E] and `c_proj.weight` [E][E] in Conv1D layout
@@ -56,7 +61,7 @@ enum class checkpoint_format {
   /// Not a format of its own (load_options' default): the loader takes the
   /// file's `__metadata__` `checkpoint_format` when it records one, else the
   /// format whose tensor names the file has under the prefix: `in_proj_weight`
-  /// is pytorch_multihead, `c_attn.weight` gpt2, `query_key_value.weight`
+  /// or `q_proj_weight` is pytorch_multihead, `c_attn.weight` gpt2, `query_key_value.weight`
   /// neox, `q_proj.weight` llama, anything else book.
   detect,
 };
@@ -178,7 +183,7 @@ constexpr const char* to_string(load_errc e) noexcept {
 /// Hyperparameters: a safetensors file records tensor shapes but not the head
 /// count, so a checkpoint of 4 heads loads into a model of 8 heads (same d_in,
 /// d_out) without a shape error and gives wrong outputs. The loader checks the
-/// `__metadata__` keys `num_heads`, `num_kv_heads`, `d_in`, `d_out`, `qkv_bias`,
+/// `__metadata__` keys `num_heads`, `num_kv_heads`, `d_in`, `d_out`, `kdim`, `vdim`, `qkv_bias`,
 /// `checkpoint_format` and `qkv_layout` against the model and the options when
 /// the file has them (a `context_length` below the model's is a warning: no
 /// weight depends on it) (tools/ writes them; see

@@ -115,7 +115,7 @@ error check_hyperparameters(const header_info& h, const attention_desc<T>& d,
     const std::string model_is = "the model's: " + d.model_name;
     const std::pair<const char*, std::size_t> counts[] = {
         {"num_heads", d.num_heads}, {"num_kv_heads", d.num_kv_heads}, {"d_in", d.d_in},
-        {"d_out", d.d_out}};
+        {"d_out", d.d_out}, {"kdim", d.key_dim}, {"vdim", d.value_dim}};
     for (const auto& [key, value] : counts) {
       const std::string* v = h.metadata_value(key);
       if (v == nullptr) continue;
@@ -173,6 +173,7 @@ error check_hyperparameters(const header_info& h, const attention_desc<T>& d,
 /// `prefix`; checkpoint_format::detect when none.
 inline constexpr std::pair<checkpoint_format, const char*> format_names[] = {
     {checkpoint_format::pytorch_multihead, "in_proj_weight"},
+    {checkpoint_format::pytorch_multihead, "q_proj_weight"},  // kdim / vdim != embed_dim
     {checkpoint_format::gpt2, "c_attn.weight"},
     {checkpoint_format::neox, "query_key_value.weight"},
     {checkpoint_format::llama, "q_proj.weight"},
@@ -280,6 +281,25 @@ std::string kv_heads_hint(const tensor_entry& e, const planned_tensor<T>& t) {
          " (" + std::to_string(t.kv_heads * t.kv_head_dim) + " rows)";
 }
 
+/// For a shape error of a key / value weight (planned_tensor::kv_input) with
+/// the model's rows and other columns: "; its C columns are the checkpoint's
+/// key input width (kdim), the model's kdim is K (...)"; empty otherwise.
+template <class T>
+std::string kv_width_hint(const tensor_entry& e, const planned_tensor<T>& t,
+                          const attention_desc<T>& d) {
+  if (t.kv_input == 0 || e.shape.size() != 2 || t.shape.size() != 2 || e.shape[0] != t.shape[0] ||
+      e.shape[1] == t.shape[1])
+    return {};
+  const bool key = t.kv_input == 'k';
+  const std::size_t model = key ? d.key_dim : d.value_dim;
+  return "; its " + std::to_string(e.shape[1]) + " columns are the checkpoint's " +
+         (key ? "key input width (kdim)" : "value input width (vdim)") + ", the model's " +
+         (key ? "kdim" : "vdim") + " is " + std::to_string(model) +
+         (model == d.d_in ? " (= d_in): a cross-attention checkpoint loads into a "
+                            "multi_head_attention with its KDim / VDim (mha::dynamic: kv_dims)"
+                          : std::string());
+}
+
 /// The loader: validate the whole header, check the hyperparameters and every
 /// needed tensor, read and convert them into scratch buffers, and only then
 /// copy into the model. Appends what it could not verify to `warnings`.
@@ -322,11 +342,16 @@ error load_into(byte_source& src, Model& model, const load_options& opt,
                                       names_fit_another(h, opt.prefix, format) +
                                       prefix_hint(opt.prefix));
     }
-    if (t.kind == role::forbidden && e != nullptr)
-      return make_error(t.forbidden_code, t.name,
-                        (t.forbidden_code == load_errc::qkv_bias ? "present in the file, but "
-                                                                 : "present in the file: ") +
-                            t.why);
+    if (t.kind == role::forbidden && e != nullptr) {
+      // a tensor of the model's other form (load_errc::shape) is named with its shape
+      const std::string present =
+          t.forbidden_code == load_errc::qkv_bias ? std::string("present in the file, but ")
+          : t.forbidden_code == load_errc::shape
+              ? "present in the file (" + std::string(info_of(e->type).name) + " " +
+                    shape_text(e->shape) + "): "
+              : std::string("present in the file: ");
+      return make_error(t.forbidden_code, t.name, present + t.why);
+    }
   }
   // Strictness: nothing under the prefix that the model does not use.
   if (!opt.allow_extra_tensors) {
@@ -375,11 +400,15 @@ error load_into(byte_source& src, Model& model, const load_options& opt,
       return make_error(load_errc::shape, t.name,
                         "shape " + shape_text(e->shape) + " in the file, expected " +
                             shape_text(t.shape) + " for " + desc.model_name + " (d_in " +
-                            std::to_string(desc.d_in) + ", d_out " + std::to_string(desc.d_out) +
+                            std::to_string(desc.d_in) +
+                            (is_cross(desc) ? ", kdim " + std::to_string(desc.key_dim) + ", vdim " +
+                                                  std::to_string(desc.value_dim)
+                                            : std::string()) +
+                            ", d_out " + std::to_string(desc.d_out) +
                             (desc.type == attention_desc<T>::kind::wrapper
                                  ? ", num_heads " + std::to_string(desc.num_heads)
                                  : std::string()) +
-                            ")" + kv_heads_hint(*e, t));
+                            ")" + kv_heads_hint(*e, t) + kv_width_hint(*e, t, desc));
     if (auto err = read_converted<T>(src, h, *e, opt.allow_non_finite, scratch[i])) return err;
   }
   // Commit: cannot fail.

@@ -67,6 +67,9 @@ struct planned_tensor {
   /// num_kv_heads * head_dim; a shape error names both head counts). 0: none.
   std::size_t kv_head_dim = 0;
   std::size_t kv_heads = 0;  ///< with kv_head_dim: the model's num_kv_heads
+  /// 'k' / 'v' for a key / value weight whose columns are the model's kdim /
+  /// vdim (a shape error then names both widths); 0 for other tensors.
+  char kv_input = 0;
 };
 
 /// The tensors one model needs (built by plan_for, consumed by the loader).
@@ -101,6 +104,10 @@ template <class T>
 struct attention_desc {
   enum class kind { single, wrapper, multi } type = kind::single;
   std::size_t d_in = 0, d_out = 0, context_length = 0, num_heads = 1;
+  /// Features of a key / value input row (PyTorch's kdim / vdim): W_key is
+  /// [d_out][key_dim], W_value [d_out][value_dim]; d_in unless the model is a
+  /// cross-attention module with its own widths.
+  std::size_t key_dim = 0, value_dim = 0;
   std::size_t num_kv_heads = 1;  ///< key/value heads: num_heads unless grouped-query
   bool grouped = false;          ///< a grouped-query attention (has num_kv_heads)
   bool has_rope = false;         ///< the model rotates queries and keys (RoPE)
@@ -111,6 +118,21 @@ struct attention_desc {
   std::string model_name;              ///< the description's name, e.g. "mha::causal_attention"
   std::vector<walked_entry<T>> walked; ///< the parameter walk, in order
 };
+
+/// True for a cross-attention model whose key or value input width (kdim,
+/// vdim) differs from d_in.
+template <class T>
+bool is_cross(const attention_desc<T>& d) noexcept {
+  return d.key_dim != d.d_in || d.value_dim != d.d_in;
+}
+
+/// For messages: ", kdim = K, vdim = V" of a cross-attention model (is_cross),
+/// else "".
+template <class T>
+std::string cross_widths(const attention_desc<T>& d) {
+  if (!is_cross(d)) return {};
+  return ", kdim = " + std::to_string(d.key_dim) + ", vdim = " + std::to_string(d.value_dim);
+}
 
 template <class T>
 planned_tensor<T> weight_tensor(std::string name, std::vector<std::uint64_t> shape,
@@ -207,6 +229,68 @@ std::vector<sink<T>> fused_sinks(const attention_desc<T>& d, qkv_layout layout, 
   return out;
 }
 
+/// load_errc::model for a cross-attention model (is_cross) and a format that
+/// has no layout for key / value inputs of their own widths (gpt2, neox, llama).
+template <class T>
+error no_cross_layout(const attention_desc<T>& d, checkpoint_format format) {
+  return make_error(load_errc::model, "",
+                    std::string("checkpoint_format::") + to_string(format) +
+                        " has no layout for key / value inputs of their own widths, but " +
+                        d.model_name + " has d_in = " + std::to_string(d.d_in) + ", kdim = " +
+                        std::to_string(d.key_dim) + ", vdim = " + std::to_string(d.value_dim) +
+                        " (a cross-attention module loads from checkpoint_format::book or "
+                        "pytorch_multihead: nn.MultiheadAttention's q_proj_weight, k_proj_weight, "
+                        "v_proj_weight)");
+}
+
+/// The pytorch_multihead plan of a cross-attention model (is_cross): what
+/// nn.MultiheadAttention(E, H, kdim=, vdim=) stores when kdim or vdim differs
+/// from E (_qkv_same_embed_dim false): `q_proj_weight` [E][d_in],
+/// `k_proj_weight` [E][kdim], `v_proj_weight` [E][vdim], `in_proj_bias` [3E]
+/// (query, key, value blocks) when qkv_bias, `out_proj.weight`,
+/// `out_proj.bias`; an `in_proj_weight` (the form of kdim = vdim = E) is a
+/// load_errc::shape error naming the model's widths.
+template <class T>
+error plan_separate_projections(const attention_desc<T>& d, qkv_layout layout,
+                                const std::string& prefix, plan<T>& p) {
+  const std::size_t E = d.d_out;
+  if (layout == qkv_layout::interleaved_per_head)
+    return make_error(load_errc::layout, "",
+                      "load_options::layout is qkv_layout::interleaved_per_head, but " +
+                          d.model_name + " (d_in = " + std::to_string(d.d_in) + cross_widths(d) +
+                          ") loads nn.MultiheadAttention's separate q_proj_weight, k_proj_weight "
+                          "and v_proj_weight (no fused weight; in_proj_bias is contiguous)");
+  const std::string widths = "d_in = " + std::to_string(d.d_in) + cross_widths(d);
+  auto fused = other_tensor<T>(
+      prefix + "in_proj_weight", role::forbidden,
+      "nn.MultiheadAttention stores in_proj_weight when its key and value inputs are as wide "
+      "as the query (kdim = vdim = embed_dim), but the model (" + d.model_name + ") has " +
+          widths + ": PyTorch stores such a module as q_proj_weight " +
+          shape_text({E, d.d_in}) + ", k_proj_weight " + shape_text({E, d.key_dim}) +
+          " and v_proj_weight " + shape_text({E, d.value_dim}));
+  fused.forbidden_code = load_errc::shape;
+  p.tensors.push_back(std::move(fused));
+  const char* names[3] = {"q_proj_weight", "k_proj_weight", "v_proj_weight"};
+  const linear_ref<T>* parts[3] = {&d.q[0], &d.k[0], &d.v[0]};
+  for (std::size_t i = 0; i < 3; ++i) {
+    auto w = weight_tensor<T>(prefix + names[i], {E, parts[i]->in},
+                              {copy_sink(parts[i]->weight, E, parts[i]->in)});
+    w.kv_input = i == 1 ? 'k' : i == 2 ? 'v' : '\0';
+    p.tensors.push_back(std::move(w));
+  }
+  if (d.qkv_bias) {
+    std::vector<sink<T>> b_sinks;
+    for (std::size_t i = 0; i < 3; ++i) b_sinks.push_back(copy_sink(parts[i]->bias, 1, E, i * E));
+    p.tensors.push_back(weight_tensor<T>(prefix + "in_proj_bias", {3 * E}, std::move(b_sinks),
+                                         "the model has qkv_bias = true"));
+  } else {
+    p.tensors.push_back(other_tensor<T>(prefix + "in_proj_bias", role::forbidden,
+                                        "the model has qkv_bias = false"));
+  }
+  add_linear(p, prefix + "out_proj", d.out_proj, false);
+  return {};
+}
+
 /// Builds the plan of `d` for `format` and the fused QKV `layout` (as given
 /// or recorded; unspecified = the format's own), names prefixed with `prefix`.
 template <class T>
@@ -283,8 +367,10 @@ error make_plan(const attention_desc<T>& d, checkpoint_format format, qkv_layout
               qkv ? "the model has qkv_bias = true" : "");
           // The book's GroupedQueryAttention (and Llama) have no out_proj bias.
           if (d.grouped && e.name == "out_proj.bias") t.kind = role::optional;
-          if (ends_with(e.name, "W_key.weight") || ends_with(e.name, "W_value.weight"))
+          if (ends_with(e.name, "W_key.weight") || ends_with(e.name, "W_value.weight")) {
             t = kv_weight(std::move(t));
+            t.kv_input = ends_with(e.name, "W_key.weight") ? 'k' : 'v';
+          }
           p.tensors.push_back(std::move(t));
         }
       }
@@ -296,6 +382,7 @@ error make_plan(const attention_desc<T>& d, checkpoint_format format, qkv_layout
                           "checkpoint_format::llama holds a multi-head attention with q_proj, "
                           "k_proj, v_proj and o_proj; load it into mha::grouped_query_attention "
                           "(or a multi-head attention), not into " + d.model_name);
+      if (is_cross(d)) return no_cross_layout(d, format);
       if (layout != qkv_layout::unspecified)
         return make_error(load_errc::layout, "",
                           std::string("load_options::layout is qkv_layout::") + to_string(layout) +
@@ -355,6 +442,24 @@ error make_plan(const attention_desc<T>& d, checkpoint_format format, qkv_layout
                           "heads as query heads, but " + d.model_name + " has num_heads = " +
                           std::to_string(d.num_heads) + ", num_kv_heads = " +
                           std::to_string(d.num_kv_heads));
+      if (is_cross(d)) {
+        if (!torch) return no_cross_layout(d, format);
+        return plan_separate_projections(d, layout, prefix, p);
+      }
+      if (torch)  // the separate projections of a cross-attention checkpoint
+        for (const char* name : {"k_proj_weight", "v_proj_weight", "q_proj_weight"}) {
+          auto t = other_tensor<T>(
+              prefix + name, role::forbidden,
+              "nn.MultiheadAttention stores separate q_proj_weight, k_proj_weight and "
+              "v_proj_weight when its kdim or vdim differs from embed_dim (a cross-attention "
+              "checkpoint), but the model (" + d.model_name + ") has d_in = kdim = vdim = " +
+                  std::to_string(d.d_in) + " and loads in_proj_weight " +
+                  shape_text({3 * E, d.d_in}) +
+                  "; load the file into a multi_head_attention with the file's KDim and VDim "
+                  "(mha::dynamic: kv_dims)");
+          t.forbidden_code = load_errc::shape;
+          p.tensors.push_back(std::move(t));
+        }
       const std::string w_name =
           prefix + (torch ? "in_proj_weight" : gpt2 ? "c_attn.weight" : "query_key_value.weight");
       const std::string b_name =
@@ -422,6 +527,8 @@ error make_plan(const attention_desc<T>& d, checkpoint_format format, qkv_layout
 /// module (M::d_in), member functions of an mha::dynamic one (m.d_in()).
 /// Of a grouped-query attention also num_kv_heads and whether it has RoPE
 /// (M::has_rope, m.rope().enabled()); other models have num_kv_heads = num_heads.
+/// The key / value widths from M::key_dim / m.key_dim() (and value_dim) when
+/// the model has them, else d_in.
 template <class M, class T>
 void read_hyperparameters(const M& m, attention_desc<T>& d) {
   if constexpr (requires { m.d_in(); }) {
@@ -430,6 +537,12 @@ void read_hyperparameters(const M& m, attention_desc<T>& d) {
   } else {
     d.d_in = M::d_in, d.d_out = M::d_out, d.context_length = M::context_length;
     d.num_heads = M::num_heads, d.qkv_bias = M::qkv_bias;
+  }
+  d.key_dim = d.d_in, d.value_dim = d.d_in;
+  if constexpr (requires { m.key_dim(); m.value_dim(); }) {
+    d.key_dim = m.key_dim(), d.value_dim = m.value_dim();
+  } else if constexpr (requires { M::key_dim; M::value_dim; }) {
+    d.key_dim = M::key_dim, d.value_dim = M::value_dim;
   }
   d.num_kv_heads = d.num_heads;
   if constexpr (requires { m.num_kv_heads(); m.rope().enabled(); }) {
@@ -489,21 +602,6 @@ template <class Model, class T>
 error describe(Model& model, attention_desc<T>& d) {
   read_hyperparameters(model, d);
   d.model_name = std::string(mha::detail::params::module_name<Model>());
-  {  // cross-attention widths: the formats' plans size W_key / W_value from d_in
-    std::size_t key_dim = d.d_in, value_dim = d.d_in;
-    if constexpr (requires { model.key_dim(); }) {
-      key_dim = model.key_dim(), value_dim = model.value_dim();
-    } else if constexpr (requires { Model::key_dim; }) {
-      key_dim = Model::key_dim, value_dim = Model::value_dim;
-    }
-    if (key_dim != d.d_in || value_dim != d.d_in)
-      return make_error(load_errc::model, "",
-                        "the model's kdim = " + std::to_string(key_dim) + " and vdim = " +
-                            std::to_string(value_dim) + " differ from d_in = " +
-                            std::to_string(d.d_in) +
-                            ": loading a cross-attention module with its own kdim / vdim is not "
-                            "supported (fill it with mha::load_parameters or copy_parameters)");
-  }
   if constexpr (requires { model.heads.size(); model.num_heads(); }) {  // a run-time heads list
     if (model.heads.size() != model.num_heads())
       return make_error(load_errc::model, "",
@@ -555,7 +653,7 @@ error describe(Model& model, attention_desc<T>& d) {
     return make_error(load_errc::model, "",
                       d.model_name + ": " + (e ? e->name + " is " + shape_text(e->shape)
                                                : what + " is absent") +
-                          ", but d_in = " + std::to_string(in) + ", d_out = " +
+                          ", but d_in = " + std::to_string(in) + cross_widths(d) + ", d_out = " +
                           std::to_string(E) + " and qkv_bias = " + (d.qkv_bias ? "true" : "false") +
                           " give " + shape_text(want));
   };
@@ -571,6 +669,10 @@ error describe(Model& model, attention_desc<T>& d) {
                           ", but the model has qkv_bias = false");
   };
   if (const walked_entry<T>* w = find("in_proj_weight")) {
+    if (is_cross(d))  // one [3E][d_in] block cannot hold keys and values of other widths
+      return make_error(load_errc::model, "",
+                        d.model_name + " has in_proj_weight, but d_in = " + std::to_string(in) +
+                            cross_widths(d) + " differ");
     const walked_entry<T>* b = find("in_proj_bias");
     if (auto e = mismatch(w, {3 * E, in}, "in_proj_weight")) return e;
     if (d.qkv_bias)
@@ -593,12 +695,14 @@ error describe(Model& model, attention_desc<T>& d) {
     // key/value: num_kv_heads * head_dim rows (E unless grouped-query)
     const std::size_t rows =
         part[2] == 'q' ? E : d.num_kv_heads * (E / (d.num_heads == 0 ? 1 : d.num_heads));
-    if (auto e = mismatch(w, {rows, in}, std::string(part) + ".weight")) return e;
+    // input features: d_in for the queries, kdim / vdim for the keys / values
+    const std::size_t cols = part[2] == 'k' ? d.key_dim : part[2] == 'v' ? d.value_dim : in;
+    if (auto e = mismatch(w, {rows, cols}, std::string(part) + ".weight")) return e;
     if (d.qkv_bias)
       if (auto e = mismatch(b, {rows}, std::string(part) + ".bias")) return e;
     if (auto e = extra_bias(b)) return e;
     (part[2] == 'q' ? d.q : part[2] == 'k' ? d.k : d.v)
-        .push_back(linear_ref<T>{w->data, b ? b->data : nullptr, rows, in, b != nullptr});
+        .push_back(linear_ref<T>{w->data, b ? b->data : nullptr, rows, cols, b != nullptr});
   }
   return {};
 }
