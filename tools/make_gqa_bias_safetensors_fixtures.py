@@ -35,41 +35,19 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 import torch  # noqa: E402
-import torch.nn as nn  # noqa: E402
 
 import safetensors_file as st  # noqa: E402
 from make_gqa_safetensors_fixtures import (  # noqa: E402
-    CTX, D_IN, D_OUT, HD, HEADS, KV_HEADS, OUT_DIR, PREFIX, THETA, hf_permute, rope_half,
-    rope_meta, to_meta)
+    CTX, D_IN, D_OUT, HD, HEADS, KV_HEADS, OUT_DIR, PREFIX, THETA, GroupedQueryAttention,
+    hf_permute, rope_half, rope_meta, to_meta)
 
 GENERATOR = "tools/make_gqa_bias_safetensors_fixtures.py"
 
 
-class BiasedGroupedQueryAttention(nn.Module):
-    """The book's GroupedQueryAttention with qkv_bias=True (no out_proj bias), causal,
-    with a choice of RoPE."""
-
-    def __init__(self, rope=rope_half):
-        super().__init__()
-        self.W_query = nn.Linear(D_IN, D_OUT, bias=True)
-        self.W_key = nn.Linear(D_IN, KV_HEADS * HD, bias=True)
-        self.W_value = nn.Linear(D_IN, KV_HEADS * HD, bias=True)
-        self.out_proj = nn.Linear(D_OUT, D_OUT, bias=False)
-        self.rope = rope
-
-    def forward(self, x):
-        b, n, _ = x.shape
-        q = self.W_query(x).view(b, n, HEADS, HD).transpose(1, 2)
-        k = self.W_key(x).view(b, n, KV_HEADS, HD).transpose(1, 2)
-        v = self.W_value(x).view(b, n, KV_HEADS, HD).transpose(1, 2)
-        q, k = self.rope(q), self.rope(k)
-        k = k.repeat_interleave(HEADS // KV_HEADS, dim=1)
-        v = v.repeat_interleave(HEADS // KV_HEADS, dim=1)
-        scores = q @ k.transpose(2, 3)
-        mask = torch.triu(torch.ones(n, n, dtype=torch.bool), diagonal=1)
-        scores = scores.masked_fill(mask, -torch.inf)
-        w = torch.softmax(scores / HD ** 0.5, dim=-1)
-        return self.out_proj((w @ v).transpose(1, 2).reshape(b, n, D_OUT))
+def BiasedGroupedQueryAttention(rope=rope_half):
+    """The book's GroupedQueryAttention with qkv_bias=True (no out_proj bias),
+    causal, with a choice of RoPE (the module of make_gqa_safetensors_fixtures.py)."""
+    return GroupedQueryAttention(rope=rope, qkv_bias=True)
 
 
 def to_meta_bias(b, n_heads):

@@ -69,13 +69,15 @@ def rope_meta(x):
 
 
 class GroupedQueryAttention(nn.Module):
-    """The book's GroupedQueryAttention (no out_proj bias) with a choice of RoPE."""
+    """The book's GroupedQueryAttention (no out_proj bias) with a choice of RoPE;
+    qkv_bias=True puts biases on W_query, W_key and W_value (Qwen-style, used by
+    make_gqa_bias_safetensors_fixtures.py)."""
 
-    def __init__(self, rope=rope_half):
+    def __init__(self, rope=rope_half, qkv_bias=False):
         super().__init__()
-        self.W_query = nn.Linear(D_IN, D_OUT, bias=False)
-        self.W_key = nn.Linear(D_IN, KV_HEADS * HD, bias=False)
-        self.W_value = nn.Linear(D_IN, KV_HEADS * HD, bias=False)
+        self.W_query = nn.Linear(D_IN, D_OUT, bias=qkv_bias)
+        self.W_key = nn.Linear(D_IN, KV_HEADS * HD, bias=qkv_bias)
+        self.W_value = nn.Linear(D_IN, KV_HEADS * HD, bias=qkv_bias)
         self.out_proj = nn.Linear(D_OUT, D_OUT, bias=False)
         self.rope = rope
 

@@ -44,7 +44,6 @@ load_options gqa_opts(checkpoint_format f, std::string prefix = "", rope_layout 
   return o;
 }
 
-std::vector<float> input() { return read_tensor<float>(data_file("gqa_rope_f32.io.safetensors"), "input"); }
 std::vector<float> expected() {
   return read_tensor<float>(data_file("gqa_rope_f32.io.safetensors"), "output");
 }
@@ -52,17 +51,20 @@ std::vector<float> expected() {
 /// |actual - expected| <= 2e-6 * max(1, |expected|), as the other float io tests.
 void check_output(const std::vector<float>& y) { check_close(y, expected(), 2e-6, 2e-6); }
 
-/// The fixed model loaded from `file` (out_proj.bias set to 1 first: a file
-/// without it must zero it), and its output on the fixture's input.
+/// The fixed model `Model` loaded from `file` (out_proj.bias set to 1 first:
+/// a file without it must zero it), and its output on the input of the io
+/// fixture `io` (input [2][7][8]).
+template <class Model = fixed_gqa>
 std::vector<float> fixed_output(const std::string& file, const load_options& o,
-                                std::unique_ptr<fixed_gqa>* keep = nullptr) {
-  auto m = std::make_unique<fixed_gqa>();
+                                std::unique_ptr<Model>* keep = nullptr,
+                                const std::string& io = "gqa_rope_f32.io.safetensors") {
+  auto m = std::make_unique<Model>();
   std::fill(m->out_proj.bias.begin(), m->out_proj.bias.end(), 1.0f);
   const auto r = mha::io::try_load_safetensors(data_file(file), *m, o);
   INFO(r.message);
   REQUIRE(r.ok());
   CHECK(r.warnings.empty());
-  const auto x = input();
+  const auto x = read_tensor<float>(data_file(io), "input");
   auto xt = std::make_unique<mha::tensor<float, 2, 7, 8>>();
   REQUIRE(x.size() == xt->size);
   std::copy(x.begin(), x.end(), xt->begin());
@@ -71,11 +73,17 @@ std::vector<float> fixed_output(const std::string& file, const load_options& o,
   return {y.begin(), y.end()};
 }
 
-std::vector<float> dynamic_output(const std::string& file, const load_options& o) {
-  auto m = make_dyn();
+/// The same for the dynamic twin (qkv_bias `bias`); `check_warnings`: the
+/// load must give none.
+std::vector<float> dynamic_output(const std::string& file, const load_options& o,
+                                  bool bias = false,
+                                  const std::string& io = "gqa_rope_f32.io.safetensors",
+                                  bool check_warnings = false) {
+  auto m = make_dyn(2, bias);
   std::fill(m.out_proj.bias.data(), m.out_proj.bias.data() + m.out_proj.bias.size(), 1.0f);
-  mha::io::load_safetensors(data_file(file), m, o);
-  const auto x = input();
+  const auto r = mha::io::load_safetensors(data_file(file), m, o);
+  if (check_warnings) CHECK(r.warnings.empty());
+  const auto x = read_tensor<float>(data_file(io), "input");
   mha::dynamic::tensor<float> xt({2, 7, 8});
   std::copy(x.begin(), x.end(), xt.data());
   const auto y = m.forward(xt);
@@ -224,36 +232,15 @@ namespace {
 using fixed_gqa_bias = mha::grouped_query_attention<float, 8, 16, 8, 4, 2, true, mha::rope<10000>>;
 const std::string bias_io = "gqa_rope_bias_f32.io.safetensors";
 
-/// The fixed qkv-bias model loaded from `file` (out_proj.bias set to 1 first:
-/// the files have none, so it must be zeroed) and its output on the fixture's input.
+/// The fixed qkv-bias model loaded from `file` and its output on bias_io's input.
 std::vector<float> bias_fixed_output(const std::string& file, const load_options& o,
                                      std::unique_ptr<fixed_gqa_bias>* keep = nullptr) {
-  auto m = std::make_unique<fixed_gqa_bias>();
-  std::fill(m->out_proj.bias.begin(), m->out_proj.bias.end(), 1.0f);
-  const auto r = mha::io::try_load_safetensors(data_file(file), *m, o);
-  INFO(r.message);
-  REQUIRE(r.ok());
-  CHECK(r.warnings.empty());
-  const auto x = read_tensor<float>(data_file(bias_io), "input");
-  auto xt = std::make_unique<mha::tensor<float, 2, 7, 8>>();
-  REQUIRE(x.size() == xt->size);
-  std::copy(x.begin(), x.end(), xt->begin());
-  const auto y = m->forward(*xt);
-  if (keep != nullptr) *keep = std::move(m);
-  return {y.begin(), y.end()};
+  return fixed_output<fixed_gqa_bias>(file, o, keep, bias_io);
 }
 
 /// The same for the dynamic twin (qkv_bias = true).
 std::vector<float> bias_dynamic_output(const std::string& file, const load_options& o) {
-  auto m = make_dyn(2, true);
-  std::fill(m.out_proj.bias.data(), m.out_proj.bias.data() + m.out_proj.bias.size(), 1.0f);
-  const auto r = mha::io::load_safetensors(data_file(file), m, o);
-  CHECK(r.warnings.empty());
-  const auto x = read_tensor<float>(data_file(bias_io), "input");
-  mha::dynamic::tensor<float> xt({2, 7, 8});
-  std::copy(x.begin(), x.end(), xt.data());
-  const auto y = m.forward(xt);
-  return {y.data(), y.data() + y.size()};
+  return dynamic_output(file, o, true, bias_io, true);
 }
 
 std::vector<float> bias_expected() { return read_tensor<float>(data_file(bias_io), "output"); }
