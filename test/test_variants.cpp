@@ -801,8 +801,10 @@ TEST_CASE("cross-attention in training mode: padded keys and the weights after d
     CHECK(trained.data()[0] == 42.0);
     const std::vector<std::size_t> bad_d{6, 7, 0};
     CHECK_THROWS_WITH(d.forward_training(qd, kd, vd, bad_d, od, dws, 5),
-                      Catch::Contains("key_lengths[1] = 7 exceeds the key's 6 tokens"));
+                      Catch::Contains("::forward_training: key_lengths[1] = 7 exceeds the "
+                                      "key's 6 tokens"));
     CHECK_THROWS_WITH(d.forward_training_with_weights(qd, kd, vd, bad_d, od, wd, dws, 5),
-                      Catch::Contains("key_lengths[1] = 7 exceeds the key's 6 tokens"));
+                      Catch::Contains("::forward_training_with_weights: key_lengths[1] = 7 "
+                                      "exceeds the key's 6 tokens"));
   }
 }

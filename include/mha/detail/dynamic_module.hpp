@@ -354,9 +354,10 @@ class dynamic_module : public walked_parameter_count<Derived> {
       check_dynamic_output(Derived::api, x, out, m.output_width());
       m.check_parameters_(training);
       const std::size_t h = m.num_heads();
+      const char* const call = call_name(weights != nullptr, training);
       const bool average = weights != nullptr && check_weights(*weights, x.shape().size() == 3,
-                                                               s.batch, s.tokens, s.tokens);
-      if (lengths != nullptr) check_lengths(*lengths, s.batch, s.tokens);
+                                                               s.batch, s.tokens, s.tokens, call);
+      if (lengths != nullptr) check_lengths(*lengths, s.batch, s.tokens, call);
       reserve(ws, s.batch);
       const std::size_t n = s.tokens;
       const std::size_t per_sequence = (average ? 1 : h) * n * n;
@@ -386,11 +387,18 @@ class dynamic_module : public walked_parameter_count<Derived> {
           std::to_string(m.value_dim()) + " (d_in = " + std::to_string(m.d_in()) +
           "); call forward(query, key, value, ...)");
   }
+  /// The public call an error message names: forward, forward_training,
+  /// forward_with_weights or forward_training_with_weights.
+  static constexpr const char* call_name(bool with_weights, bool training) noexcept {
+    return with_weights ? (training ? "forward_training_with_weights" : "forward_with_weights")
+                        : (training ? "forward_training" : "forward");
+  }
   /// Checks a weights view: [B][num_heads][nq][nk] (per head; returns
-  /// false) or [B][nq][nk] (average; true), without B when not batched.
+  /// false) or [B][nq][nk] (average; true), without B when not batched;
+  /// `call` is the public call that errors name.
   MHA_DETAIL_ISA_TAG
   bool check_weights(const dynamic::tensor_view<T>& weights, bool batched, std::size_t batch,
-                     std::size_t nq, std::size_t nk) const {
+                     std::size_t nq, std::size_t nk, const char* call) const {
     const auto ws_shape = weights.shape();
     std::vector<std::size_t> per_head, mean;
     if (batched) per_head.push_back(batch), mean.push_back(batch);
@@ -401,23 +409,24 @@ class dynamic_module : public walked_parameter_count<Derived> {
     };
     if (is(mean)) return true;
     if (is(per_head)) return false;
-    throw std::invalid_argument(std::string(Derived::api) + "::forward_with_weights: weights are " +
+    throw std::invalid_argument(std::string(Derived::api) + "::" + call + ": weights are " +
                                 dynamic::shape_string(ws_shape) + ", expected " +
                                 dynamic::shape_string(per_head) + " (per head) or " +
                                 dynamic::shape_string(mean) + " (the head average)");
   }
-  /// Checks `lengths`: one per sequence, each at most `tokens`.
+  /// Checks `lengths`: one per sequence, each at most `tokens`; `call` is
+  /// the public call that errors name.
   MHA_DETAIL_ISA_TAG
   static void check_lengths(std::span<const std::size_t> lengths, std::size_t batch,
-                            std::size_t tokens, const char* name = "lengths",
+                            std::size_t tokens, const char* call, const char* name = "lengths",
                             const char* whose = "input's") {
     if (lengths.size() != batch)
-      throw std::invalid_argument(std::string(Derived::api) + "::forward: " +
+      throw std::invalid_argument(std::string(Derived::api) + "::" + call + ": " +
                                   std::to_string(lengths.size()) + " " + name +
                                   " for a batch of " + std::to_string(batch));
     for (std::size_t b = 0; b < batch; ++b)
       if (lengths[b] > tokens)
-        throw std::invalid_argument(std::string(Derived::api) + "::forward: " + name + "[" +
+        throw std::invalid_argument(std::string(Derived::api) + "::" + call + ": " + name + "[" +
                                     std::to_string(b) + "] = " + std::to_string(lengths[b]) +
                                     " exceeds the " + whose + " " + std::to_string(tokens) +
                                     " tokens");
@@ -466,8 +475,11 @@ class dynamic_module : public walked_parameter_count<Derived> {
       m.check_parameters_(training);
       const std::size_t nq = sq.tokens, nkv = sk.tokens;
       const bool average = weights != nullptr &&
-                           check_weights(*weights, query.shape().size() == 3, sq.batch, nq, nkv);
-      if (key_lengths != nullptr) check_lengths(*key_lengths, sq.batch, nkv, "key_lengths", "key's");
+                           check_weights(*weights, query.shape().size() == 3, sq.batch, nq, nkv,
+                                         call_name(true, training));
+      if (key_lengths != nullptr)
+        check_lengths(*key_lengths, sq.batch, nkv, call_name(weights != nullptr, training),
+                      "key_lengths", "key's");
       reserve(ws, sq.batch);
       const std::size_t per_sequence = (average ? 1 : m.num_heads()) * nq * nkv;
       T* const w = weights == nullptr ? nullptr : weights->data();
