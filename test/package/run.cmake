@@ -12,7 +12,8 @@ foreach(step
     "${CMAKE_COMMAND};-S;${SOURCE_DIR}/test/package;-B;${WORK_DIR}/consumer;-DCMAKE_CXX_COMPILER=${CXX};-DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix;-DMHA_TEST_DATA_DIR=${SOURCE_DIR}/test/data/safetensors"
     "${CMAKE_COMMAND};--build;${WORK_DIR}/consumer"
     "${WORK_DIR}/consumer/consumer"
-    "${WORK_DIR}/consumer/consumer_exported")
+    "${WORK_DIR}/consumer/consumer_exported"
+    "${WORK_DIR}/consumer/consumer_dispatch")
   execute_process(COMMAND ${step} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
   message("${out}")
   if(NOT rc EQUAL 0)
