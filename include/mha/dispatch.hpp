@@ -12,7 +12,8 @@
 //   * CMake: `mha_dispatch_sources(<target> SOURCES kernels.cpp [LEVELS ...])`
 //     (cmake/mha-dispatch.cmake, installed with the package) compiles
 //     kernels.cpp once per level with -march=<level> and
-//     -DMHA_DISPATCH_LEVEL=<1..4> and links every copy into <target>.
+//     -DMHA_DISPATCH_LEVEL=<1..4> and links every copy into <target>, each
+//     self-contained (every symbol but the dispatched functions local).
 //   * kernels.cpp defines the functions to dispatch inside
 //     `namespace MHA_DISPATCH_NAMESPACE { ... }` (mha_dispatch_x86_64,
 //     mha_dispatch_x86_64_v2, ... in the copy of each level).
@@ -148,12 +149,17 @@ inline bool force_level(isa_level level) noexcept {
 /// Forgets force_level(): the next call reads the CPU and MHA_ISA_LEVEL again.
 inline void reset_level() noexcept { detail::state().active.store(0, std::memory_order_relaxed); }
 #else
-// In a dispatched copy: declared only (see above); call them from the
-// program's own code, not from a dispatched function.
-inline isa_level cpu_level() noexcept;
-inline isa_level active_level() noexcept;
-inline bool force_level(isa_level level) noexcept;
-inline void reset_level() noexcept;
+// In a dispatched copy: declared only (see above), and a call from a
+// dispatched function is a compile-time error.
+#define MHA_DETAIL_DISPATCH_NOT_HERE                                                   \
+  __attribute__((error("mha::dispatch: cpu_level, active_level, force_level and "   \
+                       "reset_level are not for a dispatched copy's functions; call " \
+                       "them from the program's own code (docs/dispatch.md, Limits)")))
+inline MHA_DETAIL_DISPATCH_NOT_HERE isa_level cpu_level() noexcept;
+inline MHA_DETAIL_DISPATCH_NOT_HERE isa_level active_level() noexcept;
+inline MHA_DETAIL_DISPATCH_NOT_HERE bool force_level(isa_level level) noexcept;
+inline MHA_DETAIL_DISPATCH_NOT_HERE void reset_level() noexcept;
+#undef MHA_DETAIL_DISPATCH_NOT_HERE
 #endif  // MHA_DISPATCH_LEVEL
 
 template <class Signature>
@@ -161,9 +167,10 @@ class dispatcher;
 
 /// A function built at several levels (MHA_DISPATCH_DECLARE): calling it
 /// calls the copy of the highest built level <= active_level() (one relaxed
-/// atomic load and an indirect call). The baseline copy must be built (it
-/// runs on every x86-64 CPU); the other levels' pointers may be null (not
-/// built, mha_dispatch_sources' LEVELS).
+/// atomic load and an indirect call). The baseline copy is always there (a
+/// program without it does not link); the other levels' pointers are null
+/// when mha_dispatch_sources did not build them (LEVELS): their
+/// declarations are weak.
 template <class R, class... Args>
 class dispatcher<R(Args...)> {
  public:
@@ -178,7 +185,7 @@ class dispatcher<R(Args...)> {
     return static_cast<isa_level>(l);
   }
   /// The copy of `level` (null when it was not built).
-  constexpr function copy(isa_level level) const noexcept {
+  function copy(isa_level level) const noexcept {
     const int l = static_cast<int>(level);
     return l >= 1 && l <= 4 ? copies_[l - 1] : nullptr;
   }
@@ -191,16 +198,36 @@ class dispatcher<R(Args...)> {
   function copies_[4];
 };
 
+/// The same for a noexcept signature (calls are noexcept).
+template <class R, class... Args>
+class dispatcher<R(Args...) noexcept> {
+ public:
+  using function = R (*)(Args...) noexcept;
+  constexpr dispatcher(function baseline, function v2, function v3, function v4) noexcept
+      : copies_{baseline, v2, v3, v4} {}
+  isa_level level() const noexcept {
+    int l = static_cast<int>(active_level());
+    while (l > 1 && copies_[l - 1] == nullptr) --l;
+    return static_cast<isa_level>(l);
+  }
+  function copy(isa_level level) const noexcept {
+    const int l = static_cast<int>(level);
+    return l >= 1 && l <= 4 ? copies_[l - 1] : nullptr;
+  }
+  R operator()(Args... args) const noexcept {
+    return copies_[static_cast<int>(level()) - 1](static_cast<Args&&>(args)...);
+  }
+
+ private:
+  function copies_[4];
+};
+
 }  // namespace mha::dispatch
 
-/// The levels built by mha_dispatch_sources, a bit mask (bit L for level L);
-/// CMake defines it on the target. Default: all four.
-#ifndef MHA_DISPATCH_LEVELS
-#define MHA_DISPATCH_LEVELS 0x1E
-#endif
-
-/// In a copy built by mha_dispatch_sources (MHA_DISPATCH_LEVEL is 1..4): the
-/// namespace that copy's dispatched functions are defined in.
+/// MHA_DISPATCH_NAMESPACE: in a copy built by mha_dispatch_sources
+/// (MHA_DISPATCH_LEVEL is 1..4), the namespace that copy's dispatched
+/// functions are defined in. Elsewhere using it is a compile-time error
+/// (the file is not built by mha_dispatch_sources).
 #if defined(MHA_DISPATCH_LEVEL)
 #if MHA_DISPATCH_LEVEL == 1
 #define MHA_DISPATCH_NAMESPACE mha_dispatch_x86_64
@@ -213,27 +240,39 @@ class dispatcher<R(Args...)> {
 #else
 #error "mha/dispatch.hpp: MHA_DISPATCH_LEVEL must be 1 (x86-64), 2, 3 or 4 (x86-64-v2..v4)"
 #endif
+#else
+#define MHA_DISPATCH_NAMESPACE                                                              \
+  _Pragma("GCC error \"MHA_DISPATCH_NAMESPACE: this file is not built by mha_dispatch_sources (docs/dispatch.md)\"") \
+      mha_dispatch_not_built
 #endif
 
 /// MHA_DISPATCH_DECLARE(name, signature): declares the function `name` of
-/// type `signature` (e.g. `void(const float*, float*)`) in the namespace of
-/// every level (mha_dispatch_x86_64, ..._v2, ..._v3, ..._v4, nested in the
-/// namespace where the macro is used) and defines `name`, an
-/// mha::dispatch::dispatcher<signature> over the levels that
-/// MHA_DISPATCH_LEVELS says are built. Use it at namespace scope in a header
-/// that the dispatched sources and their callers include; each dispatched
-/// source defines `name` inside `namespace MHA_DISPATCH_NAMESPACE`.
+/// type `signature` (e.g. `void(const float*, float*)`, also noexcept) in the
+/// namespace of every level (mha_dispatch_x86_64, ..._v2, ..._v3, ..._v4,
+/// nested in the namespace where the macro is used; the levels above the
+/// baseline weak, so that a level mha_dispatch_sources did not build is a
+/// null pointer, not a link error; all with default visibility, the copies'
+/// only symbols that leave them) and defines `name`, an
+/// mha::dispatch::dispatcher<signature> over them. Use it at namespace scope
+/// in a header that the dispatched sources and their callers include; each
+/// dispatched source defines `name` inside `namespace MHA_DISPATCH_NAMESPACE`.
 #define MHA_DISPATCH_DECLARE(name, ...)                                                      \
   using name##_mha_dispatch_signature = __VA_ARGS__;                                         \
-  namespace mha_dispatch_x86_64 { name##_mha_dispatch_signature name; }                     \
-  namespace mha_dispatch_x86_64_v2 { name##_mha_dispatch_signature name; }                  \
-  namespace mha_dispatch_x86_64_v3 { name##_mha_dispatch_signature name; }                  \
-  namespace mha_dispatch_x86_64_v4 { name##_mha_dispatch_signature name; }                  \
-  inline constexpr ::mha::dispatch::dispatcher<__VA_ARGS__> name {                           \
-    ((MHA_DISPATCH_LEVELS) & 2) ? &mha_dispatch_x86_64::name : nullptr,                      \
-    ((MHA_DISPATCH_LEVELS) & 4) ? &mha_dispatch_x86_64_v2::name : nullptr,                   \
-    ((MHA_DISPATCH_LEVELS) & 8) ? &mha_dispatch_x86_64_v3::name : nullptr,                   \
-    ((MHA_DISPATCH_LEVELS) & 16) ? &mha_dispatch_x86_64_v4::name : nullptr                   \
+  namespace mha_dispatch_x86_64 {                                                            \
+  [[gnu::visibility("default")]] name##_mha_dispatch_signature name;                         \
+  }                                                                                          \
+  namespace mha_dispatch_x86_64_v2 {                                                         \
+  [[gnu::weak, gnu::visibility("default")]] name##_mha_dispatch_signature name;              \
+  }                                                                                          \
+  namespace mha_dispatch_x86_64_v3 {                                                         \
+  [[gnu::weak, gnu::visibility("default")]] name##_mha_dispatch_signature name;              \
+  }                                                                                          \
+  namespace mha_dispatch_x86_64_v4 {                                                         \
+  [[gnu::weak, gnu::visibility("default")]] name##_mha_dispatch_signature name;              \
+  }                                                                                          \
+  inline constexpr ::mha::dispatch::dispatcher<__VA_ARGS__> name {                               \
+    &mha_dispatch_x86_64::name, &mha_dispatch_x86_64_v2::name, &mha_dispatch_x86_64_v3::name,  \
+        &mha_dispatch_x86_64_v4::name                                                        \
   }
 
 #endif  // MHA_DETAIL_NO_CXX20

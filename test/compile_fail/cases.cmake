@@ -11,6 +11,7 @@ set(MHA_COMPILE_FAIL_CASES
   "wrapper_zero_heads|mha::multi_head_attention_wrapper: NumHeads must be greater than 0"
   "forward_rank|mha::multi_head_attention::forward: input must have rank 3 \\[batch\\]\\[tokens\\]\\[d_in\\] or rank 2"
   "forward_rank1|mha::causal_attention::forward: input must have rank 3"
+  "dispatch_namespace_not_built|MHA_DISPATCH_NAMESPACE: this file is not built by mha_dispatch_sources"
   "forward_last_extent|mha::causal_attention::forward: input last extent must equal DIn"
   "forward_too_many_tokens|mha::multi_head_attention_wrapper::forward: token count N must not exceed ContextLength"
   "forward_zero_tokens|mha::tensor: every extent must be greater than 0"
