@@ -20,12 +20,13 @@ namespace mha_bm {
 
 /// Writes a NUL-terminated string to the host (semihosting SYS_WRITE0).
 void write(const char* s) noexcept;
-/// Decimal, hexadecimal (8 digits, "0x" prefix) and fixed-point output.
-void write_uint(unsigned long long v) noexcept;
-void write_int(long long v) noexcept;
+/// Decimal, hexadecimal (8 digits, "0x" prefix) and fixed-point output
+/// (32-bit integers: 64-bit division would link __aeabi_uldivmod).
+void write_uint(unsigned long v) noexcept;
+void write_int(long v) noexcept;
 void write_hex(std::uint32_t v) noexcept;
-/// v with `decimals` digits after the point (for display only: the digits are
-/// computed in double, not correctly rounded).
+/// v with `decimals` (at most 9) digits after the point, |v| < 2^32 (for
+/// display only: the digits are computed in double, not correctly rounded).
 void write_fixed(double v, int decimals) noexcept;
 
 /// Ends the program with exit status `code` (semihosting SYS_EXIT_EXTENDED,

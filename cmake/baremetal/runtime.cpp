@@ -40,8 +40,8 @@ int failure_count = 0;
 
 void write(const char* s) noexcept { semihost(sys_write0, s); }
 
-void write_uint(unsigned long long v) noexcept {
-  char buf[24];
+void write_uint(unsigned long v) noexcept {
+  char buf[12];
   char* p = buf + sizeof buf;
   *--p = '\0';
   do {
@@ -51,12 +51,12 @@ void write_uint(unsigned long long v) noexcept {
   write(p);
 }
 
-void write_int(long long v) noexcept {
+void write_int(long v) noexcept {
   if (v < 0) {
     write("-");
-    write_uint(0ull - static_cast<unsigned long long>(v));
+    write_uint(0ul - static_cast<unsigned long>(v));
   } else {
-    write_uint(static_cast<unsigned long long>(v));
+    write_uint(static_cast<unsigned long>(v));
   }
 }
 
@@ -76,15 +76,16 @@ void write_fixed(double v, int decimals) noexcept {
     write("-");
     v = -v;
   }
+  if (decimals > 9) decimals = 9;  // (the fraction's digits in 32 bits)
   double scale = 1;
   for (int i = 0; i < decimals; ++i) scale *= 10;
-  const auto scaled = static_cast<unsigned long long>(v * scale + 0.5);
-  const auto whole = static_cast<unsigned long long>(static_cast<double>(scaled) / scale);
+  const double scaled = v * scale + 0.5;
+  const auto whole = static_cast<unsigned long>(scaled / scale);  // (|v| < 2^32)
+  auto frac = static_cast<unsigned long>(scaled - static_cast<double>(whole) * scale);
   write_uint(whole);
   if (decimals <= 0) return;
   write(".");
-  unsigned long long frac = scaled - static_cast<unsigned long long>(static_cast<double>(whole) * scale);
-  char buf[24];
+  char buf[10];
   buf[decimals] = '\0';
   for (int i = decimals - 1; i >= 0; --i) {
     buf[i] = static_cast<char>('0' + frac % 10);

@@ -49,7 +49,7 @@ inline std::size_t violations(const float* a, const float* ref, std::size_t n, d
 }
 
 /// "<label>: <value>\n"
-inline void line(const char* label, unsigned long long value) noexcept {
+inline void line(const char* label, unsigned long value) noexcept {
   mha_bm::write(label);
   mha_bm::write(": ");
   mha_bm::write_uint(value);
