@@ -1,7 +1,7 @@
 // d64_constexpr.cpp -- the d64 model's forward pass (d64_model.hpp) evaluated
 // at compile time, the reference that d64.cpp compares the run-time result
 // with bit for bit. A translation unit of its own, so that this one slow
-// evaluation (GCC 12: about 13 s, 0.85 GB, and more operations than GCC's
+// evaluation (GCC 12: about 10-13 s, 0.85 GB, and more operations than GCC's
 // default -fconstexpr-ops-limit, raised for this file in CMakeLists.txt)
 // builds in parallel with the rest.
 #include "mha_baremetal.hpp"
