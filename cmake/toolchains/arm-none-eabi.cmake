@@ -28,6 +28,8 @@ set(CMAKE_FIND_ROOT_PATH_MODE_LIBRARY ONLY)
 set(CMAKE_FIND_ROOT_PATH_MODE_INCLUDE ONLY)
 set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE ONLY)
 set(MHA_HEADER_ONLY_DEPS ON CACHE BOOL "Header-only dependencies from the host's header directories")
+# (the host test suite needs an operating system: test/baremetal instead)
+set(MHA_BUILD_BAREMETAL ON CACHE BOOL "Build the bare-metal Cortex-M test programs instead of the host tests")
 
 # CTest runs each test program as `qemu-system-arm ... -kernel PROGRAM.elf`;
 # its exit status is the program's (semihosting SYS_EXIT_EXTENDED).
