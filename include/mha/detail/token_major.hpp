@@ -308,6 +308,18 @@ template <class T, std::size_t W, std::size_t HeadDim, class Tokens, class Cols>
   constexpr std::size_t db = HeadDim < 16 ? HeadDim : 16;
   VI lane{};
   for (std::size_t l = 0; l < W; ++l) lane[l] = static_cast<int>(l);
+#if defined(__ARM_FEATURE_MVE) && defined(__GNUC__) && !defined(__clang__)
+  // GCC 12 with MVE (Cortex-M55) folds the causal-mask comparisons of the
+  // unrolled query vectors into constant lane predicates and loads one with an
+  // unencodable immediate (`mov rN, #-4096` for VPR.P0 = 0xf000), which the
+  // assembler rejects: "invalid constant (fffffffffffff000) after fixup".
+  // Adding a zero the compiler cannot see through keeps the lane indices
+  // opaque, so no constant predicate is formed; the indices (and so every
+  // result bit) are unchanged.
+  int opaque_zero = 0;
+  __asm__("" : "+r"(opaque_zero));
+  lane += opaque_zero;
+#endif
   // one vector of queries first .. first+W-1; `first` is a size_c when the
   // vectors are few (keys and loop bounds fold), a std::size_t otherwise
   const auto query_vector = [&](auto first) MHA_DETAIL_LAMBDA_INLINE {
