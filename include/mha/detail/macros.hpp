@@ -94,6 +94,9 @@
 #elif defined(__arm__) && defined(__ARM_NEON)
 #define MHA_DETAIL_ISA isa_arm_neon
 #define MHA_DETAIL_ISA_NAME "isa_arm_neon"
+#elif defined(__arm__) && defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 2)
+#define MHA_DETAIL_ISA isa_arm_mve
+#define MHA_DETAIL_ISA_NAME "isa_arm_mve"
 #elif defined(__arm__) && defined(__ARM_FEATURE_FMA)
 #define MHA_DETAIL_ISA isa_arm_fma
 #define MHA_DETAIL_ISA_NAME "isa_arm_fma"

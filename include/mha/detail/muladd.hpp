@@ -19,6 +19,10 @@
 #elif defined(MHA_DETAIL_FMA_FLOAT) && defined(__ARM_NEON)
 #include <arm_neon.h>
 #define MHA_DETAIL_FMA_NEON 1
+#elif defined(MHA_DETAIL_FMA_FLOAT) && defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 2)
+// M-profile vector extension with floating point (Cortex-M55, M85)
+#include <arm_mve.h>
+#define MHA_DETAIL_FMA_MVE 1
 #endif
 
 namespace mha::detail {
@@ -287,6 +291,14 @@ __attribute__((always_inline)) inline V fma(V a, V b, V c) noexcept {
                                       std::bit_cast<float64x2_t>(b)));
   else
 #endif
+#elif defined(MHA_DETAIL_FMA_MVE)
+  // MVE's vfmaq_f32(c, a, b) = c + a * b, one rounding (VFMA.F32 on Q registers);
+  // without it GCC 12 made each vector multiply-add four scalar VFMAs through
+  // the stack
+  if constexpr (std::is_same_v<E, float> && sizeof(V) == 16)
+    return std::bit_cast<V>(vfmaq_f32(std::bit_cast<float32x4_t>(c), std::bit_cast<float32x4_t>(a),
+                                      std::bit_cast<float32x4_t>(b)));
+  else
 #endif
   {
     V r = c;
@@ -327,6 +339,19 @@ __attribute__((always_inline)) constexpr Acc muladd(Acc acc, A a, B b) noexcept 
       vb = simd_fma::splat<Acc>(b, lanes);
     else
       vb = b;
+#if defined(MHA_DETAIL_FMA_MVE)
+    // acc + scalar * vector: MVE's vector-by-scalar VFMA (vfmaq_n_f32(acc, v,
+    // s) = acc + v * s, one rounding: the same value), no broadcast register
+    if constexpr (std::is_same_v<E, float> && sizeof(Acc) == 16 && std::is_floating_point_v<A> &&
+                  !std::is_floating_point_v<B>)
+      return std::bit_cast<Acc>(vfmaq_n_f32(std::bit_cast<float32x4_t>(acc),
+                                            std::bit_cast<float32x4_t>(vb), static_cast<float>(a)));
+    else if constexpr (std::is_same_v<E, float> && sizeof(Acc) == 16 &&
+                       std::is_floating_point_v<B> && !std::is_floating_point_v<A>)
+      return std::bit_cast<Acc>(vfmaq_n_f32(std::bit_cast<float32x4_t>(acc),
+                                            std::bit_cast<float32x4_t>(va), static_cast<float>(b)));
+    else
+#endif
     if constexpr (has_fma<E>)
       return simd_fma::fma(va, vb, acc);
     else
@@ -339,4 +364,5 @@ __attribute__((always_inline)) constexpr Acc muladd(Acc acc, A a, B b) noexcept 
 
 #undef MHA_DETAIL_FMA_X86
 #undef MHA_DETAIL_FMA_NEON
+#undef MHA_DETAIL_FMA_MVE
 #include <mha/detail/macros_undef.hpp>

@@ -57,8 +57,13 @@ namespace token_major {
 inline constexpr std::size_t max_tokens = 256;
 /// Query vectors per head up to which their loop is unrolled at compile time.
 inline constexpr std::size_t unrolled_query_vectors = 4;
-/// Vector registers of the target (the register tiles below are sized for them).
+/// Vector registers of the target (the register tiles below are sized for
+/// them): 32 with AVX-512, 8 with MVE (Q0-Q7), else 16.
+#if defined(__ARM_FEATURE_MVE)
+inline constexpr std::size_t vector_registers = 8;
+#else
 inline constexpr std::size_t vector_registers = simd::vector_bytes == 64 ? 32 : 16;
+#endif
 
 /// Narrowest power of two >= Tokens, at least 4 and at most Cap.
 template <std::size_t Tokens, std::size_t Cap>
@@ -231,20 +236,69 @@ MHA_DETAIL_INLINE void project_columns(const T* w, const T* bias, const T* x, T*
                                         y + o * cols, cols);
 }
 
+/// project_tile for targets without vector registers (simd::hardware_vectors
+/// false): R x C scalar accumulators (at most 16, so that they, C inputs and
+/// a weight fit the 32 single-precision registers of a Cortex-M4F/M7), each
+/// element the same sum in the same order as project_tile's lanes (from 0,
+/// muladd over k, then the bias), so the same bits.
+template <class T, std::size_t R, std::size_t C, std::size_t In, class Cols>
+MHA_DETAIL_INLINE void project_tile_scalar(const T* w, const T* bias, const T* x, T* y,
+                                           Cols cols) noexcept {
+  T acc[R][C];
+#pragma GCC unroll 4
+  for (std::size_t r = 0; r < R; ++r)
+#pragma GCC unroll 4
+    for (std::size_t n = 0; n < C; ++n) acc[r][n] = T(0);
+  for (std::size_t k = 0; k < In; ++k) {
+    T xv[C];
+#pragma GCC unroll 4
+    for (std::size_t n = 0; n < C; ++n) xv[n] = x[k * cols + n];
+#pragma GCC unroll 4
+    for (std::size_t r = 0; r < R; ++r) {
+      const T wr = w[r * In + k];
+#pragma GCC unroll 4
+      for (std::size_t n = 0; n < C; ++n) acc[r][n] = muladd(acc[r][n], wr, xv[n]);
+    }
+  }
+#pragma GCC unroll 4
+  for (std::size_t r = 0; r < R; ++r)
+#pragma GCC unroll 4
+    for (std::size_t n = 0; n < C; ++n) {
+      T v = acc[r][n];
+      if (bias != nullptr) v += bias[r];
+      y[r * cols + n] = v;
+    }
+}
+
 /// y^T = (x W^T + bias)^T: y[o][c] = bias[o] + sum_k w[o][k] * x[k][c].
 /// w: [Out][In] (nn.Linear layout), bias: [Out] or nullptr, x: [In][cols],
 /// y: [Out][cols]; cols (a size_c or a std::size_t) a multiple of W.
 template <class T, std::size_t W, std::size_t Out, std::size_t In, class Cols>
 [[gnu::noinline]] void project(const T* w, const T* bias, const T* x, T* y, Cols cols) noexcept {
-  constexpr std::size_t cv = 4;  // column vectors per tile
-  std::size_t c = 0;
-  for (; c + cv * W <= cols; c += cv * W)
-    project_columns<T, W, cv, Out, In>(w, bias, x + c, y + c, cols);
-  switch ((cols - c) / W) {  // the last 0..3 column vectors
-    case 3: project_columns<T, W, 3, Out, In>(w, bias, x + c, y + c, cols); break;
-    case 2: project_columns<T, W, 2, Out, In>(w, bias, x + c, y + c, cols); break;
-    case 1: project_columns<T, W, 1, Out, In>(w, bias, x + c, y + c, cols); break;
-    default: break;
+  if constexpr (!simd::hardware_vectors) {
+    // scalar tiles of 4 x 4 (cols is a multiple of W >= 4)
+    constexpr std::size_t R = Out < 4 ? Out : 4;
+    for (std::size_t c = 0; c < cols; c += 4) {
+      std::size_t o = 0;
+      for (; o + R <= Out; o += R)
+        project_tile_scalar<T, R, 4, In>(w + o * In, bias != nullptr ? bias + o : nullptr,
+                                         x + c, y + o * cols + c, cols);
+      if constexpr (Out % R != 0)
+        project_tile_scalar<T, Out % R, 4, In>(w + o * In, bias != nullptr ? bias + o : nullptr,
+                                               x + c, y + o * cols + c, cols);
+    }
+  } else {
+    // column vectors per tile (2 with MVE's 8 registers: 2 x 2 accumulators)
+    constexpr std::size_t cv = vector_registers >= 16 ? 4 : 2;
+    std::size_t c = 0;
+    for (; c + cv * W <= cols; c += cv * W)
+      project_columns<T, W, cv, Out, In>(w, bias, x + c, y + c, cols);
+    switch ((cols - c) / W) {  // the last 0..cv-1 column vectors
+      case 3: if constexpr (cv > 3) project_columns<T, W, 3, Out, In>(w, bias, x + c, y + c, cols); break;
+      case 2: if constexpr (cv > 2) project_columns<T, W, 2, Out, In>(w, bias, x + c, y + c, cols); break;
+      case 1: project_columns<T, W, 1, Out, In>(w, bias, x + c, y + c, cols); break;
+      default: break;
+    }
   }
 }
 
@@ -378,6 +432,55 @@ template <class T, std::size_t W, std::size_t HeadDim, class Tokens, class Cols>
   for (std::size_t first = 0; first < tokens; first += W) query_vector(first);
 }
 
+/// attention_head for targets without vector registers
+/// (simd::hardware_vectors false; float): each query i < tokens in turn, its
+/// scores over keys 0..i (sums over d from 0), softmax_causal_row's scalar
+/// mirror of the vector softmax, its context sums over j from 0: attention_head_simple's
+/// arithmetic (kernels.hpp) in the token-major layout, so the same bits as
+/// every other path (the vector head's masked keys add exact zeros). s: at
+/// least `tokens` elements of scratch.
+template <class T, std::size_t HeadDim, class Tokens, class Cols>
+[[gnu::noinline]] void attention_head_scalar(const T* q, const T* k, const T* v, T* c, T divisor,
+                                             T* s, Tokens tokens, Cols cols) noexcept {
+  constexpr std::size_t L = simd::lanes<T>;  // the vector softmax's lanes, mirrored
+  for (std::size_t i = 0; i < tokens; ++i) {
+    const std::size_t keys = i + 1;
+    // softmax_causal_row's scalar mirror (kernels.hpp), inlined: scores /
+    // divisor, the row maximum, exponentials summed lane by lane (lane l: keys
+    // j = l mod L) and reduced by the same pairwise tree, then each / the sum
+    T row_max = -std::numeric_limits<T>::infinity();
+    for (std::size_t j = 0; j < keys; ++j) {
+      T dot = T(0);
+      for (std::size_t d = 0; d < HeadDim; ++d) dot = muladd(dot, q[d * cols + i], k[d * cols + j]);
+      s[j] = dot / divisor;
+      row_max = s[j] > row_max ? s[j] : row_max;
+    }
+    T lane[L];
+#pragma GCC unroll 16
+    for (std::size_t l = 0; l < L; ++l) lane[l] = T(0);
+    for (std::size_t j0 = 0; j0 < keys; j0 += L) {
+#pragma GCC unroll 16
+      for (std::size_t l = 0; l < L; ++l) {
+        if (j0 + l >= keys) break;
+        const T e = simd::exp(s[j0 + l] - row_max);
+        s[j0 + l] = e;
+        lane[l] += e;
+      }
+    }
+#pragma GCC unroll 16
+    for (std::size_t w = L / 2; w >= 1; w /= 2)
+#pragma GCC unroll 16
+      for (std::size_t l = 0; l < w; ++l) lane[l] = lane[l] + lane[l + w];
+    const T sum = lane[0];
+    for (std::size_t j = 0; j < keys; ++j) s[j] = s[j] / sum;
+    for (std::size_t d = 0; d < HeadDim; ++d) {
+      T acc = T(0);
+      for (std::size_t j = 0; j < keys; ++j) acc = muladd(acc, s[j], v[d * cols + j]);
+      c[d * cols + i] = acc;
+    }
+  }
+}
+
 /// Token vector width for a run-time token count n: the narrowest power of
 /// two >= n, at least 4 and at most the target's vector width (as width<T, N>).
 template <class T>
@@ -446,8 +549,12 @@ inline void forward(const Spec& spec, Batch batch, Tokens tokens, Padded np, con
       // query head h reads key/value head h / heads_per_kv (grouped-query
       // attention; h itself otherwise)
       const std::size_t kv_at = (h / HeadsPerKv) * HeadDim * cols + b * np;
-      attention_head<T, W, HeadDim>(qt + at, kt + kv_at, vt + kv_at, ct + at, spec.divisor, s,
-                                    tokens, cols);
+      if constexpr (simd::hardware_vectors)
+        attention_head<T, W, HeadDim>(qt + at, kt + kv_at, vt + kv_at, ct + at, spec.divisor, s,
+                                      tokens, cols);
+      else
+        attention_head_scalar<T, HeadDim>(qt + at, kt + kv_at, vt + kv_at, ct + at, spec.divisor,
+                                          reinterpret_cast<T*>(s), tokens, cols);
     });
   const T* result = ct;
   if constexpr (Spec::has_out_proj) {
