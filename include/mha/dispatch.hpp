@@ -162,23 +162,18 @@ inline MHA_DETAIL_DISPATCH_NOT_HERE void reset_level() noexcept;
 #undef MHA_DETAIL_DISPATCH_NOT_HERE
 #endif  // MHA_DISPATCH_LEVEL
 
-template <class Signature>
-class dispatcher;
-
-/// A function built at several levels (MHA_DISPATCH_DECLARE): calling it
-/// calls the copy of the highest built level <= active_level() (one relaxed
-/// atomic load and an indirect call). The baseline copy is always there (a
-/// program without it does not link); the other levels' pointers are null
-/// when mha_dispatch_sources did not build them (LEVELS): their
-/// declarations are weak.
-template <class R, class... Args>
-class dispatcher<R(Args...)> {
+namespace detail {
+/// The copies of one dispatched function, one per level (baseline first;
+/// null for a level not built), and the choice among them.
+template <class Function>
+class dispatch_table {
  public:
-  using function = R (*)(Args...);
+  using function = Function;
   /// One function per level, baseline first; null for a level not built.
-  constexpr dispatcher(function baseline, function v2, function v3, function v4) noexcept
+  constexpr dispatch_table(function baseline, function v2, function v3, function v4) noexcept
       : copies_{baseline, v2, v3, v4} {}
-  /// The level whose copy a call runs now.
+  /// The level whose copy a call runs now: the highest built level <=
+  /// active_level().
   isa_level level() const noexcept {
     int l = static_cast<int>(active_level());
     while (l > 1 && copies_[l - 1] == nullptr) --l;
@@ -189,37 +184,41 @@ class dispatcher<R(Args...)> {
     const int l = static_cast<int>(level);
     return l >= 1 && l <= 4 ? copies_[l - 1] : nullptr;
   }
-  /// Calls the copy of level() with `args`.
-  R operator()(Args... args) const {
-    return copies_[static_cast<int>(level()) - 1](static_cast<Args&&>(args)...);
-  }
+
+ protected:
+  function current() const noexcept { return copies_[static_cast<int>(level()) - 1]; }
 
  private:
   function copies_[4];
 };
+}  // namespace detail
+
+template <class Signature>
+class dispatcher;
+
+/// A function built at several levels (MHA_DISPATCH_DECLARE): calling it
+/// calls the copy of the highest built level <= active_level() (one relaxed
+/// atomic load and an indirect call). The baseline copy is always there (a
+/// program without it does not link); the other levels' pointers are null
+/// when mha_dispatch_sources did not build them (LEVELS): their
+/// declarations are weak. level() and copy(level) as in detail::dispatch_table.
+template <class R, class... Args>
+class dispatcher<R(Args...)> : public detail::dispatch_table<R (*)(Args...)> {
+ public:
+  using detail::dispatch_table<R (*)(Args...)>::dispatch_table;
+  /// Calls the copy of level() with `args`.
+  R operator()(Args... args) const { return this->current()(static_cast<Args&&>(args)...); }
+};
 
 /// The same for a noexcept signature (calls are noexcept).
 template <class R, class... Args>
-class dispatcher<R(Args...) noexcept> {
+class dispatcher<R(Args...) noexcept> : public detail::dispatch_table<R (*)(Args...) noexcept> {
  public:
-  using function = R (*)(Args...) noexcept;
-  constexpr dispatcher(function baseline, function v2, function v3, function v4) noexcept
-      : copies_{baseline, v2, v3, v4} {}
-  isa_level level() const noexcept {
-    int l = static_cast<int>(active_level());
-    while (l > 1 && copies_[l - 1] == nullptr) --l;
-    return static_cast<isa_level>(l);
-  }
-  function copy(isa_level level) const noexcept {
-    const int l = static_cast<int>(level);
-    return l >= 1 && l <= 4 ? copies_[l - 1] : nullptr;
-  }
+  using detail::dispatch_table<R (*)(Args...) noexcept>::dispatch_table;
+  /// Calls the copy of level() with `args`.
   R operator()(Args... args) const noexcept {
-    return copies_[static_cast<int>(level()) - 1](static_cast<Args&&>(args)...);
+    return this->current()(static_cast<Args&&>(args)...);
   }
-
- private:
-  function copies_[4];
 };
 
 }  // namespace mha::dispatch
