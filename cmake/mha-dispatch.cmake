@@ -99,7 +99,7 @@ function(mha_dispatch_sources target)
     math(EXPR number "${index} + 1")
     string(REPLACE "-" "_" suffix ${level})
     set(copy ${target}_mha_dispatch_${suffix})
-    add_library(${copy} OBJECT ${arg_SOURCES})
+    add_library(${copy} OBJECT EXCLUDE_FROM_ALL ${arg_SOURCES})  # (built for ${target})
     target_include_directories(${copy} PRIVATE $<TARGET_PROPERTY:${target},INCLUDE_DIRECTORIES>)
     target_compile_definitions(${copy} PRIVATE $<TARGET_PROPERTY:${target},COMPILE_DEFINITIONS>
                                MHA_DISPATCH_LEVEL=${number})
