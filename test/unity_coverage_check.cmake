@@ -6,12 +6,15 @@
 # under ctest, silently. Variables:
 #   EXE    the group's test executable
 #   FILES  its files, separated by | (test_golden|test_book|...)
+#   EMULATOR  the command that runs a cross build's executables (qemu-aarch64
+#          -L ..., one string), or empty
 string(REPLACE "|" ";" files "${FILES}")
+separate_arguments(emulator UNIX_COMMAND "${EMULATOR}")
 set(spec "")
 foreach(name IN LISTS files)
   string(APPEND spec "~[#${name}]")
 endforeach()
-execute_process(COMMAND "${EXE}" --filenames-as-tags --list-test-names-only "${spec}"
+execute_process(COMMAND ${emulator} "${EXE}" --filenames-as-tags --list-test-names-only "${spec}"
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 string(STRIP "${out}" out)
 # (Catch2 2 exits with the number of cases it listed: 0 here, anything else is
@@ -21,7 +24,7 @@ if(NOT rc EQUAL 0 OR NOT out STREQUAL "")
                       "exit code ${rc}:\n${out}\n${err}")
 endif()
 # The spec must not be vacuous: without it the executable lists cases.
-execute_process(COMMAND "${EXE}" --filenames-as-tags --list-test-names-only
+execute_process(COMMAND ${emulator} "${EXE}" --filenames-as-tags --list-test-names-only
                 RESULT_VARIABLE rc OUTPUT_VARIABLE all ERROR_VARIABLE err)
 string(STRIP "${all}" all)
 if(all STREQUAL "")

@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """Checks the frame bound of the stack limit against g++'s frames.
 
-Usage: check_frames.py BOUNDS_PROGRAM COMPILER SOURCE WORK_DIR -- FLAGS... [-- FLAGS...]
+Usage: check_frames.py [--emulator=COMMAND] BOUNDS_PROGRAM COMPILER SOURCE WORK_DIR -- FLAGS... [-- FLAGS...]
+
+COMMAND (words separated by spaces, e.g. "qemu-aarch64 -L /usr/aarch64-linux-gnu")
+runs BOUNDS_PROGRAM of a cross build; empty or absent: run it directly.
 
 BOUNDS_PROGRAM (frames.cpp built) prints "<function> <bound>" lines. For each
 flag set, SOURCE is compiled with -fcallgraph-info=su; the deepest call chain
@@ -12,6 +15,7 @@ its bound. Exit status 1 otherwise.
 import functools
 import pathlib
 import re
+import shlex
 import subprocess
 import sys
 
@@ -36,6 +40,10 @@ def chains(ci_text):
 
 def main():
     args = sys.argv[1:]
+    emulator = []
+    if args and args[0].startswith("--emulator="):
+        emulator = shlex.split(args[0][len("--emulator="):])
+        args = args[1:]
     program, compiler, source, work = args[:4]
     flag_sets, current = [], None
     for a in args[4:]:
@@ -45,7 +53,7 @@ def main():
         else:
             current.append(a)
     bounds = {}
-    for line in subprocess.run([program], check=True, capture_output=True,
+    for line in subprocess.run([*emulator, program], check=True, capture_output=True,
                                text=True).stdout.splitlines():
         name, value = line.split()
         bounds[name] = int(value)

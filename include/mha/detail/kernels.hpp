@@ -183,6 +183,39 @@ constexpr auto bias_data(const Linear& l) noexcept {
     return nullptr;
 }
 
+/// The scalar mirror of softmax_causal_row's float vector code, after the
+/// division by the divisor: s[0:len] holds the divided scores of one row and
+/// row_max their maximum; afterwards s[0:len] holds the attention weights.
+/// simd::exp on a float computes one lane of simd::exp on a vector, and the
+/// sum is built lane by lane (lane l holds the keys j = l (mod L), chunk after
+/// chunk, padding lanes 0), then reduced with the vector code's pairwise tree,
+/// so this gives the vector code's bits. Used by constant evaluation, the
+/// small-shape scalar path and the token-major head of targets without vector
+/// registers (token_major::attention_head_scalar).
+template <class T>
+MHA_DETAIL_INLINE constexpr void softmax_mirror_exp_normalize(T* s, std::size_t len,
+                                                               T row_max) noexcept {
+  constexpr std::size_t L = simd::lanes<T>;
+  T lane[L];
+#pragma GCC unroll 16
+  for (std::size_t l = 0; l < L; ++l) lane[l] = T(0);
+  for (std::size_t j0 = 0; j0 < len; j0 += L) {
+#pragma GCC unroll 16
+    for (std::size_t l = 0; l < L; ++l) {
+      if (j0 + l >= len) break;
+      const T e = static_cast<T>(simd::exp(static_cast<float>(s[j0 + l] - row_max)));
+      s[j0 + l] = e;
+      lane[l] += e;
+    }
+  }
+#pragma GCC unroll 16
+  for (std::size_t w = L / 2; w >= 1; w /= 2)
+#pragma GCC unroll 16
+    for (std::size_t l = 0; l < w; ++l) lane[l] = lane[l] + lane[l + w];
+  const T sum = lane[0];
+  for (std::size_t j = 0; j < len; ++j) s[j] = s[j] / sum;
+}
+
 /// Softmax of one causal row in place, fast path: s[0:len] holds the raw
 /// scores q_i . k_j of keys j <= i; afterwards it holds the attention weights
 /// (dropout applied when active) and s[len:width] holds zeros (the masked
@@ -198,25 +231,13 @@ constexpr void softmax_causal_row(T* s, std::size_t len, std::size_t width, T di
   T row_max = -std::numeric_limits<T>::infinity();
   T sum = T(0);
   if ((Scalar || std::is_constant_evaluated()) && std::is_same_v<T, float>) {
-    // Scalar mirror of the vector code below: simd::exp on a float computes
-    // one lane of simd::exp on a vector, and the sum is built lane by lane (lane l holds the keys
-    // j = l (mod L), chunk after chunk, padding lanes 0), then reduced with
-    // the same pairwise tree. The maximum does not depend on the order.
-    constexpr std::size_t L = simd::lanes<T>;
+    // Scalar mirror of the vector code below (softmax_mirror_exp_normalize).
+    // The maximum does not depend on the order.
     for (std::size_t j = 0; j < len; ++j) {
       s[j] = s[j] / divisor;
       row_max = s[j] > row_max ? s[j] : row_max;
     }
-    T lane[L] = {};
-    for (std::size_t j = 0; j < len; ++j) {
-      const T e = static_cast<T>(simd::exp(static_cast<float>(s[j] - row_max)));
-      s[j] = e;
-      lane[j % L] += e;
-    }
-    for (std::size_t w = L / 2; w >= 1; w /= 2)
-      for (std::size_t l = 0; l < w; ++l) lane[l] = lane[l] + lane[l + w];
-    sum = lane[0];
-    for (std::size_t j = 0; j < len; ++j) s[j] = s[j] / sum;
+    softmax_mirror_exp_normalize(s, len, row_max);
   } else if constexpr (std::is_same_v<T, float>) {
     // whole vectors, then one partly loaded vector for the last len % L keys
     using V = simd::vec<T>;

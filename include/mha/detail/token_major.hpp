@@ -442,12 +442,10 @@ template <class T, std::size_t W, std::size_t HeadDim, class Tokens, class Cols>
 template <class T, std::size_t HeadDim, class Tokens, class Cols>
 [[gnu::noinline]] void attention_head_scalar(const T* q, const T* k, const T* v, T* c, T divisor,
                                              T* s, Tokens tokens, Cols cols) noexcept {
-  constexpr std::size_t L = simd::lanes<T>;  // the vector softmax's lanes, mirrored
   for (std::size_t i = 0; i < tokens; ++i) {
     const std::size_t keys = i + 1;
-    // softmax_causal_row's scalar mirror (kernels.hpp), inlined: scores /
-    // divisor, the row maximum, exponentials summed lane by lane (lane l: keys
-    // j = l mod L) and reduced by the same pairwise tree, then each / the sum
+    // softmax_causal_row's scalar mirror (kernels.hpp): scores / divisor,
+    // the row maximum, then softmax_mirror_exp_normalize
     T row_max = -std::numeric_limits<T>::infinity();
     for (std::size_t j = 0; j < keys; ++j) {
       T dot = T(0);
@@ -455,24 +453,7 @@ template <class T, std::size_t HeadDim, class Tokens, class Cols>
       s[j] = dot / divisor;
       row_max = s[j] > row_max ? s[j] : row_max;
     }
-    T lane[L];
-#pragma GCC unroll 16
-    for (std::size_t l = 0; l < L; ++l) lane[l] = T(0);
-    for (std::size_t j0 = 0; j0 < keys; j0 += L) {
-#pragma GCC unroll 16
-      for (std::size_t l = 0; l < L; ++l) {
-        if (j0 + l >= keys) break;
-        const T e = simd::exp(s[j0 + l] - row_max);
-        s[j0 + l] = e;
-        lane[l] += e;
-      }
-    }
-#pragma GCC unroll 16
-    for (std::size_t w = L / 2; w >= 1; w /= 2)
-#pragma GCC unroll 16
-      for (std::size_t l = 0; l < w; ++l) lane[l] = lane[l] + lane[l + w];
-    const T sum = lane[0];
-    for (std::size_t j = 0; j < keys; ++j) s[j] = s[j] / sum;
+    softmax_mirror_exp_normalize(s, keys, row_max);
     for (std::size_t d = 0; d < HeadDim; ++d) {
       T acc = T(0);
       for (std::size_t j = 0; j < keys; ++j) acc = muladd(acc, s[j], v[d * cols + j]);
