@@ -8,7 +8,8 @@
 # timing is modelled.
 #
 # Usage: count_instructions.sh --machine MACHINE [--by-function N] PROGRAM.elf
-#   MACHINE        the qemu-system-arm machine (mps2-an386, mps2-an500, mps3-an547)
+#   MACHINE        the qemu-system-arm machine (mps2-an385, mps2-an386, mps2-an500,
+#                  mps3-an547)
 #   --by-function N  also print the N functions that executed the most
 #                  instructions in each region
 # Prints one line per region, "<count>  <region name>", and exits with the

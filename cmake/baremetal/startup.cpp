@@ -1,9 +1,10 @@
 // startup.cpp -- vector table and reset handler of the bare-metal test
-// programs (cmake/baremetal): enables the FPU (and MVE), on Armv8-M sets the
-// stack limit register, copies .data from ROM, zeroes .bss, paints the stack
-// for the high-water measurement, runs the static constructors, calls main
-// and exits through semihosting with its return value. An unexpected
-// exception (a fault) prints its number and exits with status 3.
+// programs (cmake/baremetal): enables the FPU (and MVE) where the target has
+// one (not on Cortex-M3), on Armv8-M sets the stack limit register, copies
+// .data from ROM, zeroes .bss, paints the stack for the high-water
+// measurement, runs the static constructors, calls main and exits through
+// semihosting with its return value. An unexpected exception (a fault)
+// prints its number and exits with status 3.
 #include "mha_baremetal.hpp"
 
 extern "C" {
@@ -41,11 +42,13 @@ struct vector_table {
 extern "C" {
 
 // Before any floating-point instruction: full access to coprocessors 10 and
-// 11 (CPACR at 0xE000ED88, bits 20-23: the FPU, and MVE on Armv8.1-M), and on
-// Armv8-M the main stack limit (a stack overflow faults instead of
-// overwriting .bss). Written in assembly so that no compiled code runs first.
+// 11 (CPACR at 0xE000ED88, bits 20-23: the FPU, and MVE on Armv8.1-M; left
+// alone with soft float, on Cortex-M3, which has neither), and on Armv8-M the
+// main stack limit (a stack overflow faults instead of overwriting .bss).
+// Written in assembly so that no compiled code runs first.
 [[gnu::naked]] void mha_bm_reset() noexcept {
   __asm__ volatile(
+#if defined(__ARM_FP) || defined(__ARM_FEATURE_MVE)
       "movw r0, #0xed88\n\t"
       "movt r0, #0xe000\n\t"
       "ldr r1, [r0]\n\t"
@@ -53,6 +56,7 @@ extern "C" {
       "str r1, [r0]\n\t"
       "dsb\n\t"
       "isb\n\t"
+#endif
 #if defined(__ARM_ARCH_8M_MAIN__) || defined(__ARM_ARCH_8_1M_MAIN__)
       "ldr r0, =__stack_limit\n\t"
       "msr msplim, r0\n\t"

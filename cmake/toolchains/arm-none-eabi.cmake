@@ -1,12 +1,13 @@
-# Shared part of the bare-metal Cortex-M toolchain files (cortex-m4f.cmake,
-# cortex-m7.cmake, cortex-m55.cmake): Debian's gcc-arm-none-eabi with
-# newlib-nano (libnewlib-arm-none-eabi, libstdc++-arm-none-eabi-newlib), our
-# own start-up code and linker scripts (cmake/baremetal; -nostartfiles), no
-# exceptions, no RTTI, unused functions and data removed at link time. The
-# including file sets MHA_BAREMETAL_CPU_FLAGS (-mcpu, -mfpu, -mfloat-abi) and
+# Shared part of the bare-metal Cortex-M toolchain files (cortex-m3.cmake,
+# cortex-m4f.cmake, cortex-m7.cmake, cortex-m55.cmake): Debian's
+# gcc-arm-none-eabi with newlib-nano (libnewlib-arm-none-eabi,
+# libstdc++-arm-none-eabi-newlib), our own start-up code and linker scripts
+# (cmake/baremetal; -nostartfiles), no exceptions, no RTTI, unused functions
+# and data removed at link time. The including file sets
+# MHA_BAREMETAL_CPU_FLAGS (-mcpu, -mfpu, -mfloat-abi) and
 # MHA_BAREMETAL_MACHINE (the qemu-system-arm machine the test programs run on,
 # with semihosting). Default build type MinSizeRel (-Os), the usual choice on
-# microcontrollers. Presets cortex-m4f, cortex-m7, cortex-m55
+# microcontrollers. Presets cortex-m3, cortex-m4f, cortex-m7, cortex-m55
 # (docs/embedded.md).
 set(CMAKE_SYSTEM_NAME Generic)
 set(CMAKE_SYSTEM_PROCESSOR arm)

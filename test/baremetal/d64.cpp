@@ -6,14 +6,33 @@
 // relative. Prints the output's checksum and sum, the forward call's stack
 // high-water mark (checked against workspace_type::frame_bytes, the library's
 // bound of that call's stack) and marks the kernels' and the plain loops'
-// forward for count_instructions.sh. Exit status: the number of failed checks.
+// forward for count_instructions.sh; checks at compile time which kernels and
+// multiply-adds the target gets. Exit status: the number of failed checks.
 #include "mha_baremetal.hpp"
 
 #include <cstring>
 
+#include <mha/detail/muladd.hpp>
+#include <mha/detail/simd.hpp>
+
 #include "d64_model.hpp"
 #include "plain_reference.hpp"
 #include "report.hpp"
+
+// The kernels this target gets: vector registers only with MVE (Cortex-M55),
+// so the scalar kernels on Cortex-M3, M4F and M7; fused multiply-adds for
+// float exactly where there is an FPU (M4F, M7, M55), unfused on the M3's
+// soft float.
+#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 2)
+static_assert(mha::detail::simd::hardware_vectors);
+#else
+static_assert(!mha::detail::simd::hardware_vectors);
+#endif
+#if defined(__ARM_FP)
+static_assert(mha::detail::has_fma<float>);
+#else
+static_assert(!mha::detail::has_fma<float>);
+#endif
 
 namespace {
 d64::output_type out;

@@ -43,7 +43,7 @@ inline constexpr std::size_t vector_bytes = 16;
 
 /// True when the target has vector registers for float (x86 SSE and up,
 /// NEON, MVE): vec<T> maps onto them. False on cores without a vector unit
-/// (Cortex-M4F/M7, other scalar targets), where GCC lowers every vector
+/// (Cortex-M3/M4F/M7, other scalar targets), where GCC lowers every vector
 /// operation to one scalar operation per lane, through the stack; kernels
 /// with a scalar form use it there (token_major::project).
 #if defined(__SSE2__) || defined(__ARM_NEON) || defined(__aarch64__) || \
