@@ -186,7 +186,8 @@ TEST_CASE("dynamic constructors reject bad sizes", "[dynamic]") {
 TEST_CASE("dynamic workspace and KV cache sizes that overflow std::size_t throw", "[dynamic]") {
   // (an adversarial trial: context_length * width wrapped to a few elements
   // and the forward wrote out of bounds; the weights themselves are tiny)
-  const std::size_t huge = 3074457345618258603u;  // ~ SIZE_MAX / 6
+  // SIZE_MAX / 6 + 1 (3074457345618258603 on 64-bit targets, 715827883 on 32-bit)
+  const std::size_t huge = std::numeric_limits<std::size_t>::max() / 6 + 1;
   const mha::dynamic::causal_attention<float> m(1, 3, huge);
   const tensor<float> x({1, 1});
   tensor<float> y({1, 3});

@@ -183,6 +183,19 @@ constexpr auto bias_data(const Linear& l) noexcept {
     return nullptr;
 }
 
+/// The sum of part[0..L) by the vector code's pairwise tree (part[l] +=
+/// part[l + w] for w = L/2, L/4, .., 1; L a power of two), in place; U a float
+/// or a vector of them. The softmax mirrors sum their lanes in this order.
+template <class U, std::size_t L>
+MHA_DETAIL_INLINE constexpr U pairwise_lane_sum(U (&part)[L]) noexcept {
+  static_assert(L != 0 && (L & (L - 1)) == 0, "pairwise_lane_sum: L must be a power of two");
+#pragma GCC unroll 16
+  for (std::size_t w = L / 2; w >= 1; w /= 2)
+#pragma GCC unroll 16
+    for (std::size_t l = 0; l < w; ++l) part[l] = part[l] + part[l + w];
+  return part[0];
+}
+
 /// The scalar mirror of softmax_causal_row's float vector code, after the
 /// division by the divisor: s[0:len] holds the divided scores of one row and
 /// row_max their maximum; afterwards s[0:len] holds the attention weights.
@@ -208,11 +221,7 @@ MHA_DETAIL_INLINE constexpr void softmax_mirror_exp_normalize(T* s, std::size_t 
       lane[l] += e;
     }
   }
-#pragma GCC unroll 16
-  for (std::size_t w = L / 2; w >= 1; w /= 2)
-#pragma GCC unroll 16
-    for (std::size_t l = 0; l < w; ++l) lane[l] = lane[l] + lane[l + w];
-  const T sum = lane[0];
+  const T sum = pairwise_lane_sum(lane);
   for (std::size_t j = 0; j < len; ++j) s[j] = s[j] / sum;
 }
 

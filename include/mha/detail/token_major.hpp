@@ -406,11 +406,7 @@ template <class T, std::size_t W, std::size_t HeadDim, class Tokens, class Cols>
         part[l] += e;
       }
     }
-#pragma GCC unroll 16
-    for (std::size_t w = L / 2; w >= 1; w /= 2)
-#pragma GCC unroll 16
-      for (std::size_t l = 0; l < w; ++l) part[l] = part[l] + part[l + w];
-    const V sum = part[0];
+    const V sum = pairwise_lane_sum(part);
     for (std::size_t j = 0; j < keys; ++j) s[j] = s[j] / sum;
     // context, db features at a time
     std::size_t d = 0;
