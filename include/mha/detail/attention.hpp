@@ -45,6 +45,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include <mha/config.hpp>
 #include <mha/detail/dropout.hpp>
 #include <mha/detail/gemm.hpp>
 #include <mha/detail/gemv.hpp>
@@ -339,18 +340,26 @@ inline void token_major_runtime(const Spec& s, Batch batch, std::size_t n, const
 /// of sequence 0 onwards (weights_out; zeroed by the caller), none by
 /// default. `first_sequence`: the index of sequence 0 in the caller's batch
 /// (its dropout stream; a padded batch runs one sequence at a time).
-template <std::size_t MaxTokens, class Spec, class Batch, class N>
+/// `training`: a bool (chosen at run time), or std::false_type for an
+/// inference call without weights (inference_mode): then the path is chosen
+/// at compile time, and a module the token-major kernels serve for a
+/// compile-time n does not instantiate the general path for run time (it
+/// stays for constant evaluation).
+template <std::size_t MaxTokens, class Spec, class Batch, class N, class Training>
 constexpr void forward_sequence(const Spec& s, const typename Spec::value_type* x,
                                 std::size_t x_batch, Batch batch, N n,
                                 typename Spec::value_type* out, std::size_t out_batch,
                                 typename Spec::value_type* ws, typename Spec::value_type* scores,
-                                bool training, std::uint64_t seed,
+                                Training training, std::uint64_t seed,
                                 const weights_out<typename Spec::value_type>& weights = {},
                                 std::size_t first_sequence = 0) noexcept {
   using T = typename Spec::value_type;
+  constexpr bool inference = std::is_same_v<Training, std::false_type>;
+  if constexpr (inference) MHA_ASSERT(weights.base == nullptr);
   if constexpr (token_major_serves<Spec, MaxTokens>()) {
     // (the token-major kernels keep no weights: a call that asks for them takes the others)
-    if (!std::is_constant_evaluated() && !training && weights.base == nullptr) {
+    if (!std::is_constant_evaluated() &&
+        (inference || (!training && weights.base == nullptr))) {
       constexpr std::size_t limit =
           token_major::tokens_limit<decltype(s.d_in)::value, decltype(s.width())::value>;
       if constexpr (is_size_c<N>) {
@@ -361,7 +370,9 @@ constexpr void forward_sequence(const Spec& s, const typename Spec::value_type* 
           return;
         }
       } else if constexpr (limit > 0) {
-        if (n <= limit) {
+        // (n <= MaxTokens: when MaxTokens <= limit this always serves, and an
+        // inference call compiles no general path)
+        if (MaxTokens <= limit || n <= limit) {
           constexpr std::size_t tm_max = MaxTokens < limit ? MaxTokens : limit;
           token_major_runtime<tm_max>(s, batch, n, x, x_batch, out, out_batch, ws);
           return;

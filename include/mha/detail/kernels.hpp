@@ -209,16 +209,21 @@ template <class T>
 MHA_DETAIL_INLINE constexpr void softmax_mirror_exp_normalize(T* s, std::size_t len,
                                                                T row_max) noexcept {
   constexpr std::size_t L = simd::lanes<T>;
+  const auto weight = [&](std::size_t j) MHA_DETAIL_LAMBDA_INLINE {
+    const T e = static_cast<T>(simd::exp(static_cast<float>(s[j] - row_max)));
+    s[j] = e;
+    return e;
+  };
+  // The first chunk starts each lane at its weight instead of adding it to 0:
+  // the same value (a weight is +0, positive or NaN, never -0, so 0 + e == e).
   T lane[L];
 #pragma GCC unroll 16
-  for (std::size_t l = 0; l < L; ++l) lane[l] = T(0);
-  for (std::size_t j0 = 0; j0 < len; j0 += L) {
+  for (std::size_t l = 0; l < L; ++l) lane[l] = l < len ? weight(l) : T(0);
+  for (std::size_t j0 = L; j0 < len; j0 += L) {
 #pragma GCC unroll 16
     for (std::size_t l = 0; l < L; ++l) {
       if (j0 + l >= len) break;
-      const T e = static_cast<T>(simd::exp(static_cast<float>(s[j0 + l] - row_max)));
-      s[j0 + l] = e;
-      lane[l] += e;
+      lane[l] += weight(j0 + l);
     }
   }
   const T sum = pairwise_lane_sum(lane);

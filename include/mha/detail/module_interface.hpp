@@ -64,9 +64,21 @@ inline constexpr bool forward_input_ok =
     S::batch > 0;
 
 /// Inference or training mode of one forward call (training draws dropout
-/// decisions from `seed`, see dropout_state).
+/// decisions from `seed`, see dropout_state), chosen at run time: the calls
+/// with a training overload, the padded batch and the attention weights.
 struct forward_mode {
   bool training = false;
+  std::uint64_t seed = 0;
+};
+
+/// An inference call that asks for no attention weights (forward(x),
+/// forward(x, out), forward(x, out, ws), forward(x, n, out, ws)): no dropout,
+/// known at compile time (`training` is std::false_type), so the kernels the
+/// call runs are chosen by the types alone and an inference-only program
+/// compiles and links only those (issue 10, item 3: a float causal module
+/// served by the token-major kernels does not instantiate the general path).
+struct inference_mode {
+  [[no_unique_address]] std::false_type training{};
   std::uint64_t seed = 0;
 };
 

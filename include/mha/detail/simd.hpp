@@ -175,7 +175,10 @@ struct exp_int<float> {
 
 /// e^x for a float or lane-wise for a GCC/Clang vector of float of any width
 /// (vec<float>, or the narrower token vectors of token_major.hpp), for
-/// x <= 88 (softmax arguments are <= 0); NaN gives NaN. One definition for
+/// x <= 88 (softmax arguments are <= 0); NaN gives NaN. Vectors are clamped
+/// to 88 (their masked and padding lanes may hold anything; those results are
+/// discarded); a float is not: its only callers, the softmax mirrors, pass
+/// s - max(s) <= 0 (precondition x <= 88, for which the clamp changed nothing). One definition for
 /// scalars and vectors, so that the constant-evaluation and scalar paths
 /// compute exactly what one lane of the vector paths computes. constexpr for
 /// float.
@@ -189,11 +192,13 @@ template <class VF>
 __attribute__((always_inline)) constexpr VF exp(VF x) noexcept {
   using vi = typename exp_int<VF>::type;
   const VF lo = VF{} + -87.33654f;
-  const VF hi = VF{} + 88.0f;
   // Clamps written so that NaN compares false and passes through (PyTorch
   // propagates NaN scores to NaN weights; a clamp must not turn them finite).
   x = x < lo ? lo : x;
-  x = x > hi ? hi : x;
+  if constexpr (!std::is_same_v<VF, float>) {
+    const VF hi = VF{} + 88.0f;
+    x = x > hi ? hi : x;
+  }
   constexpr float round_magic = 12582912.0f;  // 1.5 * 2^23: adding it rounds to an integer
   // every multiply-add a detail::muladd: fused exactly where the target has FMA
   const VF t = muladd(VF{} + round_magic, x, 1.44269504088896341f);
