@@ -25,6 +25,10 @@
 #include <mha/detail/math.hpp>
 #include <mha/detail/muladd.hpp>
 #include <mha/detail/rope.hpp>
+#include <mha/detail/simd.hpp>
+#include <mha/multi_head_attention.hpp>
+
+#include "test_support.hpp"
 
 namespace {
 
@@ -378,4 +382,53 @@ TEST_CASE("constexpr_log is within 2 ulp of std::log; RoPE's inverse frequencies
         REQUIRE(ulp_distance(mha::detail::rope_inverse_frequency(theta, d, i), 1.0f / power) <= 1);
       }
   REQUIRE(mha::detail::rope_inverse_frequency(10000.0, 64, 0) == 1.0f);
+}
+
+// simd::exp below the normal range (a breaker's report, 2026-12-03): it used to
+// clamp at -87.33 and give the smallest normal float, 1.2e-38, where PyTorch's
+// float exp gives a subnormal or 0. Reference values: torch.exp on float32
+// (torch 1.13: exp(-88) = 6.0546e-39, exp(-100) = 3.7835e-44, exp(-103.9) =
+// 1.4013e-45, exp(-104) = exp(-1000) = exp(-inf) = 0), here std::exp(float),
+// which gives the same; the grid there is the subnormal step, 2^-149.
+TEST_CASE("simd::exp gives PyTorch's subnormals and 0 below the normal range", "[math]") {
+  namespace simd = mha::detail::simd;
+  constexpr float step = std::numeric_limits<float>::denorm_min();
+  for (float x = -110.0f; x <= -80.0f; x += 0.0078125f) {
+    CAPTURE(x);
+    const float got = simd::exp(x), want = std::exp(x);
+    if (want < std::numeric_limits<float>::min())
+      REQUIRE(std::abs(got - want) <= step);  // one subnormal step
+    else
+      REQUIRE(ulp_distance(got, want) <= 3);
+  }
+  REQUIRE(simd::exp(-104.0f) == 0.0f);
+  REQUIRE(simd::exp(-1000.0f) == 0.0f);
+  REQUIRE(simd::exp(-std::numeric_limits<float>::infinity()) == 0.0f);
+  REQUIRE(std::isnan(simd::exp(std::numeric_limits<float>::quiet_NaN())));
+  // a whole vector, its lanes as the scalar
+  simd::vec<float> v{};
+  for (std::size_t l = 0; l < simd::lanes<float>; ++l) v[l] = -80.0f - 4.0f * static_cast<float>(l);
+  const simd::vec<float> ev = simd::exp(v);
+  for (std::size_t l = 0; l < simd::lanes<float>; ++l)
+    REQUIRE(std::bit_cast<std::uint32_t>(ev[l]) == std::bit_cast<std::uint32_t>(simd::exp(v[l])));
+}
+
+// The report's model: row 1's scores are -1000 and 0, so its weights are
+// exactly [0, 1] in PyTorch (torch.softmax(tensor([-1000., 0.])) is [0., 1.])
+// and its context 0 * 1e38 + 1 * 0 = 0; it was 1.2e-38 * 1e38 = 1.18.
+TEST_CASE("a key far below the row maximum gets weight 0, as in PyTorch", "[math]") {
+  using M = mha::multi_head_attention<float, 2, 1, 4, 1>;
+  M m{};
+  m.w_query.weight(0, 1) = 1.0f;
+  m.w_key.weight(0, 0) = -1000.0f;
+  m.w_value.weight(0, 0) = 1e38f;
+  m.out_proj.weight(0, 0) = 1.0f;
+  mha::tensor<float, 1, 2, 2> x{};
+  x(0, 0, 0) = 1.0f;
+  x(0, 1, 1) = 1.0f;
+  const auto y = m.forward(x);
+  REQUIRE(y(0, 0, 0) == 1e38f);
+  REQUIRE(y(0, 1, 0) == 0.0f);
+  const auto dy = mha_test::to_dynamic(m).forward(mha_test::to_dynamic(x));
+  REQUIRE(mha_test::same_bits(y, dy));  // the run-time-sized twin: the same bits
 }

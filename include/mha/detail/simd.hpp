@@ -185,13 +185,20 @@ struct exp_int<float> {
 /// Cody-Waite reduction x = n ln2 + r with |r| <= ln2/2 (ln2 split in a high
 /// and a low part as in Cephes' expf), degree-6 Taylor polynomial of e^r
 /// (truncation error < 2e-7 relative, about 1-2 ulp), times 2^n built from the
-/// exponent bits. Inputs below -87.33 give the smallest normal float (~1.2e-38)
-/// instead of a denormal or 0; this is below float resolution next to the
-/// row maximum's weight of 1.
+/// exponent bits, applied in two exact halves 2^(n - n/2) * 2^(n/2), so that
+/// results below the smallest normal float are p * 2^n rounded once to the
+/// subnormal grid, and e^x for x < -103.97 (e^x under half the smallest
+/// subnormal, e.g. a score of -inf or far below the row maximum) is 0, as
+/// PyTorch's float exp gives; arguments are clamped at -104 first. Where
+/// p * 2^n is normal both halves scale exactly, so those results are the bits
+/// of the single product p * 2^n. (Until 2026-12-03 inputs below -87.33 gave
+/// the smallest normal float, 1.2e-38, instead of a subnormal or 0: a weight
+/// that PyTorch computes as 0 became 1.2e-38, visible against a value row of
+/// 1e38.)
 template <class VF>
 __attribute__((always_inline)) constexpr VF exp(VF x) noexcept {
   using vi = typename exp_int<VF>::type;
-  const VF lo = VF{} + -87.33654f;
+  const VF lo = VF{} + -104.0f;  // e^-104 is 0.49 of the smallest subnormal: rounds to 0
   // Clamps written so that NaN compares false and passes through (PyTorch
   // propagates NaN scores to NaN weights; a clamp must not turn them finite).
   x = x < lo ? lo : x;
@@ -211,14 +218,24 @@ __attribute__((always_inline)) constexpr VF exp(VF x) noexcept {
   p = muladd(VF{} + 0.5f, p, r);
   p = muladd(VF{} + 1.0f, p, r);
   p = muladd(VF{} + 1.0f, p, r);
-  // t's low mantissa bits hold n (two's complement) above 0x4B400000.
+  // t's low mantissa bits hold n (two's complement) above 0x4B400000; n is in
+  // [-150, 127], its halves n1 = n >> 1 and n2 = n - n1 in [-75, 64], so
+  // 2^n1 and 2^n2 are normal floats and p * 2^n1 is exact.
   const vi ni = std::bit_cast<vi>(t) - 0x4B400000;
-  vi bits;
-  if constexpr (std::is_same_v<VF, float>)
-    bits = static_cast<vi>(static_cast<std::uint32_t>(ni + 127) << 23);
-  else
-    bits = (ni + 127) << 23;
-  return p * std::bit_cast<VF>(bits);
+  if constexpr (std::is_same_v<VF, float>) {
+    const auto power_of_2 = [](vi e) {  // 2^e for e in [-126, 127]
+      return std::bit_cast<float>(static_cast<std::uint32_t>(e + 127) << 23);
+    };
+    // a scalar takes the one product when 2^n is normal (the softmax's usual
+    // case; the same bits as the two halves, which scale exactly there)
+    if (ni >= -126) return p * power_of_2(ni);
+    const vi n1 = ni >> 1;
+    return (p * power_of_2(n1)) * power_of_2(ni - n1);
+  } else {
+    const vi n1 = ni >> 1;
+    const vi n2 = ni - n1;
+    return (p * std::bit_cast<VF>((n1 + 127) << 23)) * std::bit_cast<VF>((n2 + 127) << 23);
+  }
 }
 
 }  // namespace simd
