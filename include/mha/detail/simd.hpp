@@ -178,14 +178,14 @@ struct exp_int<float> {
 /// x <= 88 (softmax arguments are <= 0); NaN gives NaN. Vectors are clamped
 /// to 88 (their masked and padding lanes may hold anything; those results are
 /// discarded); a float is not: its only callers, the softmax mirrors, pass
-/// s - max(s) <= 0 (precondition x <= 88, for which the clamp changed nothing). One definition for
-/// scalars and vectors, so that the constant-evaluation and scalar paths
+/// s - max(s) <= 0 (precondition x <= 88, for which the clamp changed
+/// nothing). One definition for scalars and vectors, so that the constant-evaluation and scalar paths
 /// compute exactly what one lane of the vector paths computes. constexpr for
 /// float.
 /// Cody-Waite reduction x = n ln2 + r with |r| <= ln2/2 (ln2 split in a high
 /// and a low part as in Cephes' expf), degree-6 Taylor polynomial of e^r
 /// (truncation error < 2e-7 relative, about 1-2 ulp), times 2^n built from the
-/// exponent bits, applied in two exact halves 2^(n - n/2) * 2^(n/2), so that
+/// exponent bits, applied in two exact halves 2^(n >> 1) * 2^(n - (n >> 1)), so that
 /// results below the smallest normal float are p * 2^n rounded once to the
 /// subnormal grid, and e^x for x < -103.97 (e^x under half the smallest
 /// subnormal, e.g. a score of -inf or far below the row maximum) is 0, as
@@ -222,20 +222,18 @@ __attribute__((always_inline)) constexpr VF exp(VF x) noexcept {
   // [-150, 127], its halves n1 = n >> 1 and n2 = n - n1 in [-75, 64], so
   // 2^n1 and 2^n2 are normal floats and p * 2^n1 is exact.
   const vi ni = std::bit_cast<vi>(t) - 0x4B400000;
-  if constexpr (std::is_same_v<VF, float>) {
-    const auto power_of_2 = [](vi e) {  // 2^e for e in [-126, 127]
-      return std::bit_cast<float>(static_cast<std::uint32_t>(e + 127) << 23);
-    };
-    // a scalar takes the one product when 2^n is normal (the softmax's usual
-    // case; the same bits as the two halves, which scale exactly there)
+  const auto power_of_2 = [](vi e) {  // 2^e for e in [-126, 127], lane by lane
+    if constexpr (std::is_same_v<VF, float>)
+      return std::bit_cast<VF>(static_cast<std::uint32_t>(e + 127) << 23);
+    else
+      return std::bit_cast<VF>((e + 127) << 23);
+  };
+  // a scalar takes the one product when 2^n is normal (the softmax's usual
+  // case; the same bits as the two halves, which scale exactly there)
+  if constexpr (std::is_same_v<VF, float>)
     if (ni >= -126) return p * power_of_2(ni);
-    const vi n1 = ni >> 1;
-    return (p * power_of_2(n1)) * power_of_2(ni - n1);
-  } else {
-    const vi n1 = ni >> 1;
-    const vi n2 = ni - n1;
-    return (p * std::bit_cast<VF>((n1 + 127) << 23)) * std::bit_cast<VF>((n2 + 127) << 23);
-  }
+  const vi n1 = ni >> 1;
+  return (p * power_of_2(n1)) * power_of_2(ni - n1);
 }
 
 }  // namespace simd
