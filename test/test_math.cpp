@@ -432,3 +432,55 @@ TEST_CASE("a key far below the row maximum gets weight 0, as in PyTorch", "[math
   const auto dy = mha_test::to_dynamic(m).forward(mha_test::to_dynamic(x));
   REQUIRE(mha_test::same_bits(y, dy));  // the run-time-sized twin: the same bits
 }
+
+// The float comparisons that simd makes on the bits where the compiler would
+// lower float vector comparisons lane by lane (simd::compare_float_bits: GCC
+// with MVE, Cortex-M55): both forms, on this target, over a sample of every
+// float class (every 4093rd bit pattern, the neighbours of the constants,
+// zeros, infinities, NaN). clamp_beyond must give the same bits;
+// softmax_max the same value except where its doc comment allows otherwise
+// (zeros of opposite sign, NaN).
+TEST_CASE("simd's bit comparisons agree with the float comparisons", "[math]") {
+  namespace simd = mha::detail::simd;
+  using V = simd::vec<float>;
+  constexpr std::size_t L = simd::lanes<float>;
+  std::vector<std::uint32_t> bits;
+  for (std::uint64_t b = 0; b <= 0xFFFFFFFFu; b += 4093) bits.push_back(static_cast<std::uint32_t>(b));
+  for (const float c : {-104.0f, 88.0f, 0.0f, -0.0f, std::numeric_limits<float>::infinity(),
+                        -std::numeric_limits<float>::infinity(),
+                        std::numeric_limits<float>::max(), -std::numeric_limits<float>::max()}) {
+    const auto cb = std::bit_cast<std::uint32_t>(c);
+    for (std::uint32_t d = 0; d < 3; ++d) {
+      bits.push_back(cb + d);
+      bits.push_back(cb - d);
+    }
+  }
+  bits.push_back(0x7FC00000u);  // quiet NaN
+  bits.push_back(0xFFC00000u);  // negative quiet NaN
+  bits.push_back(0x7F800001u);  // signalling NaN
+  const auto vector_at = [&](std::size_t i) {
+    V v{};
+    for (std::size_t l = 0; l < L; ++l) v[l] = std::bit_cast<float>(bits[(i + l) % bits.size()]);
+    return v;
+  };
+  const auto same = [](V a, V b) {
+    for (std::size_t l = 0; l < L; ++l)
+      if (std::bit_cast<std::uint32_t>(a[l]) != std::bit_cast<std::uint32_t>(b[l])) return false;
+    return true;
+  };
+  std::size_t max_checked = 0;
+  for (std::size_t i = 0; i < bits.size(); i += L) {
+    const V x = vector_at(i);
+    CAPTURE(i, x[0]);
+    for (const float c : {-104.0f, 88.0f, -std::numeric_limits<float>::max(), 1e-40f})
+      REQUIRE(same(simd::clamp_beyond<V, true>(x, c), simd::clamp_beyond<V, false>(x, c)));
+    const V y = vector_at(i * 7919 + 13);  // another float of the sample in each lane
+    const V by_bits = simd::softmax_max<V, true>(x, y), by_floats = simd::softmax_max<V, false>(x, y);
+    for (std::size_t l = 0; l < L; ++l) {
+      if (std::isnan(x[l]) || std::isnan(y[l])) continue;  // allowed to differ
+      REQUIRE(by_bits[l] == by_floats[l]);  // == : a zero of either sign is allowed
+      ++max_checked;
+    }
+  }
+  REQUIRE(max_checked > 900000);
+}

@@ -173,6 +173,66 @@ struct exp_int<float> {
   using type = std::int32_t;
 };
 
+/// True where the compiler lowers a float vector comparison lane by lane
+/// through the scalar FPU but an integer vector comparison to one vector
+/// instruction: GCC 12 with MVE (Cortex-M55), where one 4-lane float
+/// compare-and-select became about 25 instructions (QEMU instruction counts,
+/// book model). There the float comparisons below are made on the bits
+/// (their template argument Bits; tests run both forms on every target).
+#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 2) && defined(__GNUC__) && \
+    !defined(__clang__)
+inline constexpr bool compare_float_bits = true;
+#else
+inline constexpr bool compare_float_bits = false;
+#endif
+
+/// The unsigned 32-bit integer vector of the size of VF (a vector of float).
+template <class VF>
+struct uint_vector {
+  typedef std::uint32_t type __attribute__((vector_size(sizeof(VF))));
+};
+
+/// c in the lanes where x lies beyond c, away from 0 (x < c for c < 0, x > c
+/// for c > 0, as float comparisons: NaN lanes pass unchanged), x elsewhere;
+/// for a vector of float x and a finite nonzero c.
+template <class VF, bool Bits = compare_float_bits>
+__attribute__((always_inline)) inline VF clamp_beyond(VF x, float c) noexcept {
+  if constexpr (Bits) {
+    // x lies beyond c exactly when its bits, unsigned, lie in (bits(c),
+    // bits(inf of c's sign)]: the floats of c's sign past c up to that
+    // infinity; NaN is above it, every other float below bits(c) or of the
+    // other sign (in the other half of the unsigned range)
+    using VU = typename uint_vector<VF>::type;
+    const std::uint32_t cb = std::bit_cast<std::uint32_t>(c);
+    const std::uint32_t inf = (cb & 0x80000000u) | 0x7F800000u;
+    const VU u = std::bit_cast<VU>(x);
+    return (u - (cb + 1u)) < (inf - cb) ? VF{} + c : x;
+  } else {
+    return c < 0 ? (x < c ? VF{} + c : x) : (x > c ? VF{} + c : x);
+  }
+}
+
+/// a > b ? a : b lane by lane, for the maximum of a softmax row, whose
+/// weights depend on the maximum only through e^(s - max): where
+/// compare_float_bits holds, the comparison is made on order-preserving
+/// integer keys of the bits, which agree with a > b except where a and b are
+/// zeros of opposite sign (either zero is then the maximum: s - 0 and s + 0
+/// have the same exponential) or one is NaN (a NaN score makes every weight of
+/// its row NaN whatever the maximum).
+template <class VF, bool Bits = compare_float_bits>
+__attribute__((always_inline)) inline VF softmax_max(VF a, VF b) noexcept {
+  if constexpr (Bits) {
+    using VI = typename exp_int<VF>::type;
+    const auto key = [](VF v) {  // negative floats: magnitude bits flipped
+      const VI i = std::bit_cast<VI>(v);
+      return i ^ ((i >> 31) & 0x7FFFFFFF);
+    };
+    return key(a) > key(b) ? a : b;
+  } else {
+    return a > b ? a : b;
+  }
+}
+
 /// e^x for a float or lane-wise for a GCC/Clang vector of float of any width
 /// (vec<float>, or the narrower token vectors of token_major.hpp), for
 /// x <= 88 (softmax arguments are <= 0); NaN gives NaN. Vectors are clamped
@@ -198,26 +258,32 @@ struct exp_int<float> {
 template <class VF>
 __attribute__((always_inline)) constexpr VF exp(VF x) noexcept {
   using vi = typename exp_int<VF>::type;
-  const VF lo = VF{} + -104.0f;  // e^-104 is 0.49 of the smallest subnormal: rounds to 0
-  // Clamps written so that NaN compares false and passes through (PyTorch
-  // propagates NaN scores to NaN weights; a clamp must not turn them finite).
-  x = x < lo ? lo : x;
-  if constexpr (!std::is_same_v<VF, float>) {
-    const VF hi = VF{} + 88.0f;
-    x = x > hi ? hi : x;
-  }
+  // e^-104 is 0.49 of the smallest subnormal: rounds to 0. Clamps written so
+  // that NaN compares false and passes through (PyTorch propagates NaN scores
+  // to NaN weights; a clamp must not turn them finite).
+  if constexpr (std::is_same_v<VF, float>)
+    x = x < -104.0f ? -104.0f : x;
+  else
+    x = clamp_beyond(clamp_beyond(x, -104.0f), 88.0f);
   constexpr float round_magic = 12582912.0f;  // 1.5 * 2^23: adding it rounds to an integer
   // every multiply-add a detail::muladd: fused exactly where the target has FMA
   const VF t = muladd(VF{} + round_magic, x, 1.44269504088896341f);
   const VF n = t - round_magic;
   VF r = muladd(x, -n, 0.693359375f);  // exact: n * 0.693359375 has at most 17 bits
   r = muladd(r, n, 2.12194440e-4f);
+  // Horner steps c + p * r (muladd_constant for vectors: the same value)
+  const auto step = [](float c, VF a, VF b) MHA_DETAIL_LAMBDA_INLINE {
+    if constexpr (std::is_same_v<VF, float>)
+      return muladd(c, a, b);
+    else
+      return muladd_constant(c, a, b);
+  };
   VF p = muladd(VF{} + (1.0f / 120.0f), r, 1.0f / 720.0f);
-  p = muladd(VF{} + (1.0f / 24.0f), p, r);
-  p = muladd(VF{} + (1.0f / 6.0f), p, r);
-  p = muladd(VF{} + 0.5f, p, r);
-  p = muladd(VF{} + 1.0f, p, r);
-  p = muladd(VF{} + 1.0f, p, r);
+  p = step(1.0f / 24.0f, p, r);
+  p = step(1.0f / 6.0f, p, r);
+  p = step(0.5f, p, r);
+  p = step(1.0f, p, r);
+  p = step(1.0f, p, r);
   // t's low mantissa bits hold n (two's complement) above 0x4B400000; n is in
   // [-150, 127], its halves n1 = n >> 1 and n2 = n - n1 in [-75, 64], so
   // 2^n1 and 2^n2 are normal floats and p * 2^n1 is exact.

@@ -410,7 +410,7 @@ template <class T, std::size_t W, std::size_t HeadDim, class Tokens, class Cols>
     for (std::size_t j = 0; j < keys; ++j) {
       s[j] = divide_by_score_divisor<HeadDim>(s[j], divisor);
       const V m = j > first ? (query < static_cast<int>(j) ? V{} - inf : s[j]) : s[j];
-      row_max = row_max > m ? row_max : m;
+      row_max = simd::softmax_max(row_max, m);  // row_max > m ? row_max : m
     }
     // exponentials and their sum in the lane-wise order of softmax_causal_row:
     // part[l] collects keys j = l (mod L), chunk after chunk, from an exact 0
