@@ -436,7 +436,7 @@ TEST_CASE("a key far below the row maximum gets weight 0, as in PyTorch", "[math
 // The float comparisons that simd makes on the bits where the compiler would
 // lower float vector comparisons lane by lane (simd::compare_float_bits: GCC
 // with MVE, Cortex-M55): both forms, on this target, over a sample of every
-// float class (every 4093rd bit pattern, the neighbours of the constants,
+// float class (every 16381st bit pattern, the neighbours of the constants,
 // zeros, infinities, NaN). clamp_beyond must give the same bits;
 // softmax_max the same value except where its doc comment allows otherwise
 // (zeros of opposite sign, NaN).
@@ -445,7 +445,7 @@ TEST_CASE("simd's bit comparisons agree with the float comparisons", "[math]") {
   using V = simd::vec<float>;
   constexpr std::size_t L = simd::lanes<float>;
   std::vector<std::uint32_t> bits;
-  for (std::uint64_t b = 0; b <= 0xFFFFFFFFu; b += 4093) bits.push_back(static_cast<std::uint32_t>(b));
+  for (std::uint64_t b = 0; b <= 0xFFFFFFFFu; b += 16381) bits.push_back(static_cast<std::uint32_t>(b));
   for (const float c : {-104.0f, 88.0f, 0.0f, -0.0f, std::numeric_limits<float>::infinity(),
                         -std::numeric_limits<float>::infinity(),
                         std::numeric_limits<float>::max(), -std::numeric_limits<float>::max()}) {
@@ -482,5 +482,5 @@ TEST_CASE("simd's bit comparisons agree with the float comparisons", "[math]") {
       ++max_checked;
     }
   }
-  REQUIRE(max_checked > 900000);
+  REQUIRE(max_checked > 200000);
 }
