@@ -15,6 +15,7 @@
 #include <limits>
 #include <memory>
 #include <random>
+#include <type_traits>
 #include <utility>
 
 #include <mha/mha.hpp>
@@ -189,6 +190,21 @@ TEST_CASE("every softmax row sums to 1", "[invariants][softmax]") {
 }
 
 // ------------------------------------------------------------------ dropout
+
+// Inference calls decide "no dropout" by the type (docs/embedded.md, "Inference
+// builds compile only the path they run"): their modes' `training` gives the
+// kernels a no_dropout_state, whose dropout branch is `if constexpr`'d away;
+// only a run-time bool (the training forwards) gives a dropout_state.
+namespace mha_detail_check {
+namespace d = mha::detail;
+static_assert(std::is_same_v<decltype(d::make_dropout(0.5f, 1, d::inference_mode{}.training)),
+                             d::no_dropout_state<float>>);
+static_assert(std::is_same_v<decltype(d::make_dropout(0.5, 1, d::inference_any_path_mode{}.training)),
+                             d::no_dropout_state<double>>);
+static_assert(std::is_same_v<decltype(d::make_dropout(0.5f, 1, d::forward_mode{true, 1}.training)),
+                             d::dropout_state<float>>);
+static_assert(!d::no_dropout_state<float>::may_drop && d::dropout_state<float>::may_drop);
+}  // namespace mha_detail_check
 
 template <class M, std::size_t B, std::size_t N>
 void check_dropout_basics(unsigned seed) {

@@ -217,12 +217,12 @@ struct self_kv {};
 /// sequence's attention weights go (weights_out, already at this sequence).
 /// `source`: self_kv, or the kv_rows of a cross-attention's key/value input
 /// (offset 0, its keys at store positions 0..rows-1).
-template <class Spec, class N, class Source = self_kv>
+template <class Spec, class N, class Training, class Source = self_kv>
 constexpr void sequence_forward(const Spec& s, const typename Spec::value_type* x, N n,
                                 typename Spec::value_type* out, typename Spec::value_type* kt,
                                 std::size_t ldk, typename Spec::value_type* v, std::size_t offset,
                                 const attention_scratch<typename Spec::value_type>& scratch,
-                                bool simple, bool training, std::uint64_t seed,
+                                bool simple, Training training, std::uint64_t seed,
                                 std::size_t b,
                                 const weights_out<typename Spec::value_type>& weights = {},
                                 const Source& source = {}) noexcept {
@@ -261,7 +261,7 @@ constexpr void sequence_forward(const Spec& s, const typename Spec::value_type* 
   for_each_index(s.num_heads, [&](auto h) {
     // the dropout probability of the head's group (the wrapper's heads have their own)
     const auto k = size_div(h, hpk);  // the head's key/value head
-    const auto drop = dropout_state<T>::make(s.group(size_div(k, hpg)).dropout, seed, training);
+    const auto drop = make_dropout(s.group(size_div(k, hpg)).dropout, seed, training);
     const std::size_t c = h * s.head_dim;
     const std::size_t ck = k * s.head_dim;
     const head_operands<T> op{scratch.query + c, width, kt + ck * ldk, ldk,
@@ -340,11 +340,13 @@ inline void token_major_runtime(const Spec& s, Batch batch, std::size_t n, const
 /// of sequence 0 onwards (weights_out; zeroed by the caller), none by
 /// default. `first_sequence`: the index of sequence 0 in the caller's batch
 /// (its dropout stream; a padded batch runs one sequence at a time).
-/// `training`: a bool (chosen at run time), or std::false_type for an
+/// `training`: a bool (chosen at run time), std::false_type for an
 /// inference call without weights (inference_mode): then the path is chosen
 /// at compile time, and a module the token-major kernels serve for a
 /// compile-time n does not instantiate the general path for run time (it
-/// stays for constant evaluation).
+/// stays for constant evaluation), or inference_any_path (an inference call
+/// whose path depends on its arguments). With either of the last two the
+/// general path compiles no dropout code (make_dropout).
 template <std::size_t MaxTokens, class Spec, class Batch, class N, class Training>
 constexpr void forward_sequence(const Spec& s, const typename Spec::value_type* x,
                                 std::size_t x_batch, Batch batch, N n,
@@ -402,12 +404,13 @@ constexpr void forward_sequence(const Spec& s, const typename Spec::value_type* 
 /// as a batch of that one sequence), with its own dropout stream b;
 /// lengths[b] == 0 gives a zero sequence. Weights as in forward_sequence
 /// (zeroed by the caller: padded rows and keys stay 0).
-template <std::size_t MaxTokens, class Spec>
+template <std::size_t MaxTokens, class Spec, class Training>
 constexpr void forward_padded(const Spec& s, const typename Spec::value_type* x,
                               std::size_t x_batch, std::size_t batch, const std::size_t* lengths,
                               std::size_t tokens, typename Spec::value_type* out,
                               std::size_t out_batch, typename Spec::value_type* ws,
-                              typename Spec::value_type* scores, bool training, std::uint64_t seed,
+                              typename Spec::value_type* scores, Training training,
+                              std::uint64_t seed,
                               const weights_out<typename Spec::value_type>& weights) noexcept {
   using T = typename Spec::value_type;
   const std::size_t width = s.width();
@@ -431,7 +434,7 @@ constexpr void forward_padded(const Spec& s, const typename Spec::value_type* x,
 /// projections, heads and out_proj are sequence_forward's, with the keys and
 /// values projected from the other input. ws: 4 * max(nq, nkv) * width
 /// elements; scores: gemm::mr rows of nkv.
-template <class Spec, class KeyDim, class ValueDim>
+template <class Spec, class KeyDim, class ValueDim, class Training>
 constexpr void forward_cross(const Spec& s, const typename Spec::value_type* q,
                              std::size_t q_batch, std::size_t batch, std::size_t nq,
                              const typename Spec::value_type* k, std::size_t k_batch,
@@ -439,7 +442,8 @@ constexpr void forward_cross(const Spec& s, const typename Spec::value_type* q,
                              std::size_t v_batch, ValueDim value_dim, std::size_t nkv,
                              const std::size_t* key_lengths, typename Spec::value_type* out,
                              std::size_t out_batch, typename Spec::value_type* ws,
-                             typename Spec::value_type* scores, bool training, std::uint64_t seed,
+                             typename Spec::value_type* scores, Training training,
+                             std::uint64_t seed,
                              const weights_out<typename Spec::value_type>& weights) noexcept {
   using T = typename Spec::value_type;
   static_assert(!Spec::causal, "detail::forward_cross: cross-attention has no causal mask");
@@ -492,7 +496,8 @@ inline void forward_cached(const Spec& s, const typename Spec::value_type* x, st
     for (std::size_t b = 0; b < batch; ++b)
       sequence_forward(s, x + b * x_batch, n, out + b * out_batch,
                        store.key_t + b * store.batch_stride, store.ldk,
-                       store.value + b * store.batch_stride, offset, scratch, false, false, 0, b);
+                       store.value + b * store.batch_stride, offset, scratch, false,
+                       std::false_type{}, 0, b);
     return;
   }
   // Decode: the m = batch * n rows (r = b * n + i) in chunks of decode_rows,
@@ -542,7 +547,7 @@ inline void forward_cached(const Spec& s, const typename Spec::value_type* x, st
                        0, 1);
     });
   }
-  const dropout_state<T> no_dropout{};
+  const no_dropout_state<T> no_dropout{};
   for (std::size_t b = 0; b < batch; ++b) {
     T* const ctx = Spec::has_out_proj ? context + b * n * width : out + b * out_batch;
     const T* const kt = store.key_t + b * store.batch_stride;

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include <mha/config.hpp>
 
@@ -60,6 +61,10 @@ struct dropout_state {
     return s;
   }
 
+  /// True: this state may drop weights (see no_dropout_state), whether it
+  /// does is `active`.
+  static constexpr bool may_drop = true;
+
   /// True when weight (b, h, i, j) is kept.
   constexpr bool keep(std::size_t b, std::size_t h, std::size_t i, std::size_t j) const noexcept {
     std::uint64_t z = splitmix64(seed ^ static_cast<std::uint64_t>(h));
@@ -68,6 +73,35 @@ struct dropout_state {
     return (z >> 11) >= threshold;
   }
 };
+
+/// The dropout of an inference call, decided by the type: never drops
+/// (may_drop false), so a kernel that tests `Drop::may_drop` with `if
+/// constexpr` compiles no dropout code for it. Same interface as
+/// dropout_state (`active` false, `scale` 1, every weight kept).
+template <class T>
+struct no_dropout_state {
+  static constexpr bool may_drop = false;
+  static constexpr bool active = false;
+  static constexpr T scale = T(1);
+  constexpr bool keep(std::size_t, std::size_t, std::size_t, std::size_t) const noexcept {
+    return true;
+  }
+};
+
+/// dropout_state<T>::make(p, seed, training) for a run-time `training`
+/// (bool); no_dropout_state<T> when `training` is std::false_type or a type
+/// derived from it (an inference call: detail::inference_mode,
+/// detail::inference_any_path_mode).
+template <class T, class Training>
+constexpr auto make_dropout(T p, std::uint64_t seed, Training training) noexcept {
+  if constexpr (std::is_convertible_v<Training, std::false_type>) {
+    static_cast<void>(p);
+    static_cast<void>(seed);
+    return no_dropout_state<T>{};
+  } else {
+    return dropout_state<T>::make(p, seed, static_cast<bool>(training));
+  }
+}
 
 }  // namespace MHA_DETAIL_ISA
 }  // namespace mha::detail

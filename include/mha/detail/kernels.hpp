@@ -230,6 +230,19 @@ MHA_DETAIL_INLINE constexpr void softmax_mirror_exp_normalize(T* s, std::size_t 
   for (std::size_t j = 0; j < len; ++j) s[j] = s[j] / sum;
 }
 
+/// Dropout of the weights s[0:len] of row i (batch b, head `head`): each kept
+/// weight times drop.scale, each dropped one 0, when drop.active; nothing
+/// is compiled for a no_dropout_state.
+template <class T, class Drop>
+MHA_DETAIL_INLINE constexpr void apply_dropout(T* s, std::size_t len, const Drop& drop,
+                                               std::size_t b, std::size_t head,
+                                               std::size_t i) noexcept {
+  if constexpr (Drop::may_drop)
+    if (drop.active)
+      for (std::size_t j = 0; j < len; ++j)
+        s[j] = drop.keep(b, head, i, j) ? s[j] * drop.scale : T(0);
+}
+
 /// Softmax of one causal row in place, fast path: s[0:len] holds the raw
 /// scores q_i . k_j of keys j <= i; afterwards it holds the attention weights
 /// (dropout applied when active) and s[len:width] holds zeros (the masked
@@ -238,9 +251,10 @@ MHA_DETAIL_INLINE constexpr void softmax_mirror_exp_normalize(T* s, std::size_t 
 /// maximum, exponentiate, divide by the sum. For float the exponential is
 /// simd::exp and the sum is taken lane-wise then across lanes, in a fixed order.
 /// Scalar: use the scalar mirror of the vector code at run time too (small shapes).
-template <class T, bool Scalar = false>
+/// Drop: dropout_state<T>, or no_dropout_state<T> (no dropout code at all).
+template <class T, bool Scalar = false, class Drop = dropout_state<T>>
 constexpr void softmax_causal_row(T* s, std::size_t len, std::size_t width, T divisor,
-                                  const dropout_state<T>& drop, std::size_t b, std::size_t head,
+                                  const Drop& drop, std::size_t b, std::size_t head,
                                   std::size_t i) noexcept {
   T row_max = -std::numeric_limits<T>::infinity();
   T sum = T(0);
@@ -264,8 +278,7 @@ constexpr void softmax_causal_row(T* s, std::size_t len, std::size_t width, T di
       const V e = simd::keep_first<T>(simd::exp(v - row_max), len);
       sum = simd::reduce_sum<T>(e);
       simd::store_partial(s, e / sum, len);
-      if (drop.active)
-        for (std::size_t j = 0; j < len; ++j) s[j] = drop.keep(b, head, i, j) ? s[j] * drop.scale : T(0);
+      apply_dropout(s, len, drop, b, head, i);
       for (std::size_t j = len; j < width; ++j) s[j] = T(0);
       return;
     }
@@ -309,8 +322,7 @@ constexpr void softmax_causal_row(T* s, std::size_t len, std::size_t width, T di
     }
     for (std::size_t j = 0; j < len; ++j) s[j] = s[j] / sum;
   }
-  if (drop.active)
-    for (std::size_t j = 0; j < len; ++j) s[j] = drop.keep(b, head, i, j) ? s[j] * drop.scale : T(0);
+  apply_dropout(s, len, drop, b, head, i);
   for (std::size_t j = len; j < width; ++j) s[j] = T(0);
 }
 
@@ -385,9 +397,9 @@ struct key_range {
 /// sqrt(head_dim) as a T, divided (not multiplied by its inverse) as in the
 /// book's `attn_scores / keys.shape[-1]**0.5`. `weights`: where the rows'
 /// attention weights go (weights_sink; none by default).
-template <bool Scalar, class T, class HeadDim>
+template <bool Scalar, class T, class HeadDim, class Drop>
 constexpr void attention_head_simple(const head_operands<T>& h, std::size_t n, std::size_t offset,
-                                     HeadDim head_dim, T divisor, const dropout_state<T>& drop,
+                                     HeadDim head_dim, T divisor, const Drop& drop,
                                      std::size_t b, std::size_t head, T* scores,
                                      key_range range = {},
                                      const weights_sink<T>& weights = {}) noexcept {
@@ -426,9 +438,9 @@ constexpr void attention_head_simple(const head_operands<T>& h, std::size_t n, s
 /// A decode step (n == 1) reads every cached key and value once, in vectors.
 /// `scores`: scratch for gemm::mr rows of ld_scores >= the key count
 /// (one block of score rows, never N x N). Not constexpr.
-template <class T, class HeadDim>
+template <class T, class HeadDim, class Drop>
 inline void attention_head_blocked(const head_operands<T>& h, std::size_t n, std::size_t offset,
-                                   HeadDim head_dim, T divisor, const dropout_state<T>& drop,
+                                   HeadDim head_dim, T divisor, const Drop& drop,
                                    std::size_t b, std::size_t head, T* scores,
                                    std::size_t ld_scores, key_range range = {},
                                    const weights_sink<T>& weights = {}) noexcept {
@@ -564,8 +576,7 @@ inline void attention_head_decode(const head_operands<T>& h, std::size_t keys, H
       acc = muladd(acc, h.q[d], simd::load_partial(h.kt + d * h.ldk + full, keys - full));
     simd::store_partial(scores + full, acc, keys - full);
   }
-  const dropout_state<T> no_dropout{};
-  softmax_causal_row<T>(scores, keys, keys, divisor, no_dropout, 0, 0, keys - 1);
+  softmax_causal_row<T>(scores, keys, keys, divisor, no_dropout_state<T>{}, 0, 0, keys - 1);
   std::size_t d0 = 0;
   for (; d0 + 4 * L <= head_dim; d0 += 4 * L)
     decode_context_tile<T, 4, false>(scores, keys, h.v + d0, h.ldv, h.out + d0, 0);

@@ -82,6 +82,20 @@ struct inference_mode {
   std::uint64_t seed = 0;
 };
 
+/// The `training` of an inference call whose path is still chosen at run time
+/// (a padded batch, the attention weights, cross-attention: the general path
+/// or the token-major kernels by the call's arguments): false, and known to be
+/// false at compile time, so no dropout code is compiled for it
+/// (make_dropout gives no_dropout_state).
+struct inference_any_path : std::false_type {};
+
+/// The mode of such a call (forward(x, lengths, out, ws),
+/// forward_with_weights(...), the cross-attention forwards without training).
+struct inference_any_path_mode {
+  [[no_unique_address]] inference_any_path training{};
+  std::uint64_t seed = 0;
+};
+
 /// The attention-weight tensors of a fixed-size forward with PyTorch's
 /// need_weights=True, for an input of rank Rank and a workspace of B
 /// sequences of N tokens (PyTorch's shapes): per head (average_attn_weights=
