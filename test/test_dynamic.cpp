@@ -13,6 +13,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -331,6 +332,14 @@ TEST_CASE("dynamic views of caller memory: the checks and messages of tensors", 
                         "mha::dynamic::tensor_view: rank 9 must be in 1..8");
     REQUIRE_THROWS_WITH(view(out.data(), {size_half_overflow, size_half_overflow}),
                         "mha::dynamic::tensor_view: element count overflows std::size_t");
+    // a null pointer with elements is refused (a forward would read through it);
+    // with no element it is an empty view
+    REQUIRE_THROWS_WITH(cview(nullptr, {1, 2, 4}),
+                        "mha::dynamic::tensor_view: data is a null pointer, but the shape "
+                        "[1][2][4] holds 8 elements");
+    REQUIRE_THROWS_AS(view(nullptr, {1}), std::invalid_argument);
+    const cview empty(nullptr, {1, 0, 4});
+    REQUIRE((empty.data() == nullptr && empty.size() == 0 && empty.rank() == 3));
     const view v(out.data() + 1, {2, 3});
     REQUIRE(v.rank() == 2);
     REQUIRE(v.size() == 6);
@@ -447,7 +456,7 @@ TEST_CASE("dynamic weight-shape errors name the module and the member", "[dynami
   w2.heads[1].dropout = 1.5f;
   CHECK_THROWS_WITH(w2.forward_training(x, 1),
                     Equals("mha::dynamic::multi_head_attention_wrapper: heads[1].dropout "
-                           "probability 1.500000 must be in [0, 1]"));
+                           "probability 1.5 must be in [0, 1]"));
 }
 
 TEST_CASE("dynamic training forward rejects a dropout outside [0, 1]", "[dynamic]") {
@@ -491,13 +500,69 @@ TEST_CASE("dynamic constructors in the book's argument order set the dropout", "
   REQUIRE((plain.num_heads() == 2 && plain.qkv_bias() && plain.dropout == 0.0f));
   // as torch.nn.Dropout: p outside [0, 1] is an error at construction
   REQUIRE_THROWS_WITH(multi_head_attention<float>(6, 8, 10, 2.0, 2),
-                      Equals("mha::dynamic::multi_head_attention: dropout probability 2.000000 "
+                      Equals("mha::dynamic::multi_head_attention: dropout probability 2 "
+                             "must be in [0, 1]"));
+  // printed in the shortest form that reads back as the same number, not with
+  // six decimals ("1.000000" would hide why it is refused)
+  REQUIRE_THROWS_WITH(multi_head_attention<float>(6, 8, 10, 1.0000001, 2),
+                      Equals("mha::dynamic::multi_head_attention: dropout probability 1.0000001 "
+                             "must be in [0, 1]"));
+  REQUIRE_THROWS_WITH(causal_attention<float>(3, 2, 6, -1e-7f),
+                      Equals("mha::dynamic::causal_attention: dropout probability -1e-07 "
                              "must be in [0, 1]"));
   REQUIRE_THROWS_AS(causal_attention<float>(3, 2, 6, -0.1), std::invalid_argument);
   REQUIRE_THROWS_AS(multi_head_attention_wrapper<float>(3, 2, 6, 1.5, 2), std::invalid_argument);
   REQUIRE_THROWS_AS(multi_head_attention<float>(6, 8, 10, std::nan(""), 2), std::invalid_argument);
   // sizes are still checked first
   REQUIRE_THROWS_WITH(multi_head_attention<float>(6, 8, 10, 0.1, 3), Contains("divisible"));
+}
+
+TEST_CASE("dynamic constructors take only a bool where qkv_bias goes", "[dynamic]") {
+  using mha::dynamic::causal_attention;
+  using mha::dynamic::grouped_query_attention;
+  using mha::dynamic::kv_dims;
+  using mha::dynamic::multi_head_attention;
+  using mha::dynamic::multi_head_attention_wrapper;
+  using mha_f = multi_head_attention<float>;
+  using wrap_f = multi_head_attention_wrapper<float>;
+  using ca_f = causal_attention<float>;
+  using gqa_f = grouped_query_attention<float>;
+  using cross_f = multi_head_attention<float, mha::attention_mask::none>;
+  // The book's MultiHeadAttention(3, 2, 6, 0, 2) with an integer dropout used
+  // to be num_heads 0 and qkv_bias true; (3, 2, 6, 1, 2) a 1-head model with
+  // qkv_bias true. Now anything but a bool in that place does not compile.
+  STATIC_REQUIRE_FALSE(std::is_constructible_v<mha_f, int, int, int, int, int>);
+  STATIC_REQUIRE_FALSE(std::is_constructible_v<mha_f, std::size_t, std::size_t, std::size_t,
+                                               std::size_t, std::size_t>);
+  STATIC_REQUIRE_FALSE(std::is_constructible_v<mha_f, int, int, int, int, double>);
+  STATIC_REQUIRE_FALSE(std::is_constructible_v<mha_f, int, int, int, int, const char*>);
+  STATIC_REQUIRE_FALSE(std::is_constructible_v<mha_f, int, int, int, double, int, int>);
+  STATIC_REQUIRE_FALSE(std::is_constructible_v<cross_f, int, int, int, int, int, kv_dims>);
+  STATIC_REQUIRE_FALSE(std::is_constructible_v<wrap_f, int, int, int, int, int>);
+  STATIC_REQUIRE_FALSE(std::is_constructible_v<wrap_f, int, int, int, double, int, int>);
+  STATIC_REQUIRE_FALSE(std::is_constructible_v<ca_f, int, int, int, int>);
+  STATIC_REQUIRE_FALSE(std::is_constructible_v<ca_f, int, int, int, double, int>);
+  STATIC_REQUIRE_FALSE(std::is_constructible_v<gqa_f, int, int, int, int, int, const int*>);
+  // every documented form still compiles: sizes, then a bool (or nothing) ...
+  STATIC_REQUIRE(std::is_constructible_v<mha_f, int, int, int, int>);
+  STATIC_REQUIRE(std::is_constructible_v<mha_f, int, int, int, int, bool>);
+  STATIC_REQUIRE(std::is_constructible_v<mha_f, std::size_t, std::size_t, std::size_t,
+                                         std::size_t, const bool&>);
+  STATIC_REQUIRE(std::is_constructible_v<cross_f, int, int, int, int, bool, kv_dims>);
+  STATIC_REQUIRE(std::is_constructible_v<wrap_f, int, int, int, int, bool>);
+  STATIC_REQUIRE(std::is_constructible_v<ca_f, int, int, int, bool>);
+  STATIC_REQUIRE(std::is_constructible_v<ca_f, int, int, int>);
+  STATIC_REQUIRE(std::is_constructible_v<gqa_f, int, int, int, int, int, bool>);
+  // ... and the book's order with a floating-point dropout
+  STATIC_REQUIRE(std::is_constructible_v<mha_f, int, int, int, double, int>);
+  STATIC_REQUIRE(std::is_constructible_v<mha_f, int, int, int, float, int, bool>);
+  STATIC_REQUIRE(std::is_constructible_v<wrap_f, int, int, int, double, int, bool>);
+  STATIC_REQUIRE(std::is_constructible_v<ca_f, int, int, int, double>);
+  STATIC_REQUIRE(std::is_constructible_v<ca_f, int, int, int, double, bool>);
+  const mha_f book(3, 2, 6, 0.0, 2);
+  REQUIRE((book.num_heads() == 2 && !book.qkv_bias() && book.dropout == 0.0f));
+  const mha_f biased(3, 2, 6, 2, true);
+  REQUIRE((biased.num_heads() == 2 && biased.qkv_bias()));
 }
 
 TEST_CASE("dynamic modules reject member layers replaced by ones of other sizes", "[dynamic]") {

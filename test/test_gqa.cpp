@@ -403,6 +403,10 @@ TEST_CASE("mha::dynamic::grouped_query_attention: errors name the numbers", "[gq
                       Contains("theta_base"));
   REQUIRE_THROWS_WITH(D(8, 16, 12, 4, 2, false, mha::dynamic::rope_config{-5.0}),
                       Contains("theta_base"));
+  // the base as it was given (the shortest form that reads back), not "1.000000"
+  REQUIRE_THROWS_WITH(D(8, 16, 12, 4, 2, false, mha::dynamic::rope_config{0.9999999}),
+                      Contains("RoPE's theta_base (0.9999999) must be a finite number greater "
+                               "than 1"));
   REQUIRE_NOTHROW(D(8, 12, 12, 4, 2));  // odd head_dim without RoPE
   // a number where qkv_bias goes (the RoPE base as mha::rope<10000> writes it) is refused
   STATIC_REQUIRE_FALSE(std::is_constructible_v<D, std::size_t, std::size_t, std::size_t,

@@ -1050,3 +1050,27 @@ TEST_CASE("a moved-from dynamic::kv_cache serves no module", "[kv_cache]") {
   CHECK_THROWS_AS(m.forward(x, out, moved, ws), std::invalid_argument);
   CHECK_THROWS_AS(moved.truncate(1), std::out_of_range);
 }
+
+TEST_CASE("a full dynamic KV cache names the tokens that do not fit, singular and plural",
+          "[kv_cache][errors]") {
+  mha::dynamic::multi_head_attention<float> m(4, 4, 3, 2);
+  mha::dynamic::kv_cache<float> cache(m, 1);
+  mha::dynamic::workspace<float> ws;
+  mha::dynamic::tensor<float> x1({1, 1, 4}), out1({1, 1, 4}), x2({1, 2, 4}), out2({1, 2, 4});
+  m.forward(x2, out2, cache, ws);
+  m.forward(x1, out1, cache, ws);
+  REQUIRE(cache.size() == 3);
+  REQUIRE_THROWS_WITH(m.forward(x1, out1, cache, ws),
+                      "mha::dynamic::multi_head_attention::forward: the KV cache holds 3 of 3 "
+                      "tokens; 1 more token does not fit");
+  REQUIRE_THROWS_WITH(m.forward(x2, out2, cache, ws),
+                      "mha::dynamic::multi_head_attention::forward: the KV cache holds 3 of 3 "
+                      "tokens; 2 more tokens do not fit");
+  // a capacity of one token
+  mha::dynamic::causal_attention<float> one(4, 4, 1);
+  mha::dynamic::kv_cache<float> small(one, 1);
+  one.forward(x1, out1, small, ws);
+  REQUIRE_THROWS_WITH(one.forward(x1, out1, small, ws),
+                      "mha::dynamic::causal_attention::forward: the KV cache holds 1 of 1 token; "
+                      "1 more token does not fit");
+}

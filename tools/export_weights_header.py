@@ -50,6 +50,11 @@ checkpoint_format other than --format).
 `--tensors NAME...` instead exports the named tensors as they are (any shape)
 as `mha::tensor` constants, e.g. test inputs and PyTorch outputs.
 
+--name must be a C++ identifier (or "" with --tensors) and --namespace C++
+identifiers joined by `::`; --context-length and --num-heads are at least 1,
+and num_heads divides d_out. Other arguments stop the exporter with an error
+(exit status 2) before it writes anything.
+
 Values are printed as the shortest literal that converts back to the exact
 value in T (float: round to nearest float32 first). NaN/inf are rejected.
 """
@@ -244,6 +249,13 @@ def model_parameters(tensors, model, fmt="book", prefix="", num_heads=None, cont
             raise ValueError(f"num_heads {num_heads} for a single head (causal_attention)")
     elif num_heads is None:
         raise ValueError("--num-heads is required for " + model)
+    if context_length < 1:
+        raise ValueError(f"context_length {context_length} must be greater than 0")
+    if num_heads is not None and num_heads < 1:
+        raise ValueError(f"num_heads {num_heads} must be greater than 0")
+    if model in ("multi_head_attention", "fused_multi_head_attention") and d_out % num_heads:
+        raise ValueError(f"num_heads {num_heads} does not divide d_out {d_out} (each head gets "
+                         "d_out / num_heads output features)")
 
     params = []
 
@@ -328,9 +340,51 @@ def _ident(s):
     return re.sub(r"[^0-9A-Za-z_]", "_", s)
 
 
+# ----------------------------------------------------------------- arguments
+
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# C++20's keywords and alternative tokens: identifiers by the regex, but no name
+_CPP_KEYWORDS = frozenset("""
+    alignas alignof and and_eq asm auto bitand bitor bool break case catch char char8_t char16_t
+    char32_t class compl concept const consteval constexpr constinit const_cast continue
+    co_await co_return co_yield decltype default delete do double dynamic_cast else enum
+    explicit export extern false float for friend goto if inline int long mutable namespace new
+    noexcept not not_eq nullptr operator or or_eq private protected public register
+    reinterpret_cast requires return short signed sizeof static static_assert static_cast
+    struct switch template this thread_local throw true try typedef typeid typename union
+    unsigned using virtual void volatile wchar_t while xor xor_eq""".split())
+
+
+def _is_identifier(text):
+    return _IDENTIFIER.fullmatch(text) is not None and text not in _CPP_KEYWORDS
+
+
+def argument_error(name, namespace, num_heads=None, context_length=None, tensors_only=False):
+    """The message for the first of the arguments that would give a header
+    that does not compile, or None: a --name that is not a C++ identifier (it
+    may be empty with --tensors: the constants are then named by the tensors
+    alone), a --namespace that is not identifiers joined by `::`, a
+    --context-length or --num-heads below 1."""
+    if not (_is_identifier(name) or (tensors_only and name == "")):
+        return f"--name '{name}' is not a C++ identifier (letters, digits and _, not a digit first, " \
+            "not a keyword)"
+    if not all(_is_identifier(part) for part in namespace.split("::")):
+        return f"--namespace '{namespace}' is not a C++ namespace name (C++ identifiers joined by ::)"
+    if context_length is not None and context_length < 1:
+        return f"--context-length {context_length} must be greater than 0"
+    if num_heads is not None and num_heads < 1:
+        return f"--num-heads {num_heads} must be greater than 0"
+    return None
+
+
 def render(tensors, out_path, model, fmt="book", prefix="", num_heads=None, context_length=None,
            t_type="float", namespace="mha_weights", name="model", source="", tensor_names=None):
-    """Write the header; returns its text."""
+    """Write the header; returns its text. ValueError for a name or namespace
+    that is not a C++ identifier (argument_error), and for the errors of
+    model_parameters."""
+    error = argument_error(name, namespace, tensors_only=bool(tensor_names))
+    if error:
+        raise ValueError(error)
     blocks = []
     includes = {"<mha/tensor.hpp>"}
     if tensor_names:
@@ -398,6 +452,9 @@ def main(argv=None):
     ap.add_argument("--name", default="model")
     ap.add_argument("--tensors", nargs="+", help="export these tensors as they are instead")
     a = ap.parse_args(argv)
+    error = argument_error(a.name, a.namespace, a.num_heads, a.context_length, bool(a.tensors))
+    if error:
+        ap.error(error)
     try:
         num_heads, context_length, fmt = a.num_heads, a.context_length, a.format
         tensors = read_safetensors(a.weights)

@@ -23,6 +23,7 @@ PROVIDERS = {
     "uint8_t": ["cstdint"], "uint16_t": ["cstdint"], "uint32_t": ["cstdint"], "uint64_t": ["cstdint"],
     "uintptr_t": ["cstdint"],
     "string": ["string"], "to_string": ["string"], "string_view": ["string_view"],
+    "to_chars": ["charconv"],
     "vector": ["vector"], "array": ["array"], "set": ["set"], "map": ["map"],
     "initializer_list": ["initializer_list"],
     "move": ["utility"], "forward": ["utility"], "swap": ["utility"], "pair": ["utility"],

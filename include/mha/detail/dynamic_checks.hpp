@@ -4,6 +4,7 @@
 #include <mha/detail/cxx20_check.hpp>
 #include <mha/detail/dynamic_needs_exceptions.hpp>
 
+#include <concepts>
 #include <cstddef>
 #include <stdexcept>
 #include <string>
@@ -11,6 +12,7 @@
 #include <mha/dynamic/linear.hpp>
 #include <mha/dynamic/tensor.hpp>
 #include <mha/detail/dynamic_output_check.hpp>
+#include <mha/detail/number_text.hpp>
 #include <mha/dynamic/tensor_view.hpp>
 
 #include <mha/detail/macros.hpp>
@@ -50,6 +52,15 @@ dynamic_input_shape check_dynamic_input(const char* api,
   return {batch, tokens};
 }
 
+/// A type that converts to bool implicitly but is not bool (an integer, a
+/// floating-point number, an unscoped enumeration, a pointer): the type of an
+/// argument that the dynamic modules' deleted constructors refuse where
+/// qkv_bias goes, since it would silently become a bool (the book's
+/// `MultiHeadAttention(3, 2, 6, 0, 2)` with an integer dropout would take 0 as
+/// num_heads and 2 as qkv_bias).
+template <class B>
+concept converts_to_bool_silently = !std::same_as<B, bool> && std::convertible_to<B, bool>;
+
 /// Marks a module's own member layer in check_dynamic_linear (no head index).
 inline constexpr std::size_t no_head = static_cast<std::size_t>(-1);
 
@@ -87,7 +98,7 @@ void check_dynamic_dropout(const char* api, T p, std::size_t head = no_head) {
     throw std::invalid_argument(
         std::string(api) + ": " +
         (head == no_head ? std::string() : "heads[" + std::to_string(head) + "].") +
-        "dropout probability " + std::to_string(p) + " must be in [0, 1]");
+        "dropout probability " + number_text(p) + " must be in [0, 1]");
 }
 
 /// Checks that a module's member layer `name` (possibly replaced by the user)

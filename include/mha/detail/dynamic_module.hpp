@@ -298,8 +298,11 @@ class dynamic_module : public walked_parameter_count<Derived> {
     if (s.tokens > cache.capacity() - cache.size())
       throw std::length_error(std::string(Derived::api) + "::forward: the KV cache holds " +
                               std::to_string(cache.size()) + " of " +
-                              std::to_string(cache.capacity()) + " tokens; " +
-                              std::to_string(s.tokens) + " more do not fit");
+                              std::to_string(cache.capacity()) +
+                              (cache.capacity() == 1 ? " token; " : " tokens; ") +
+                              std::to_string(s.tokens) +
+                              (s.tokens == 1 ? " more token does not fit"
+                                             : " more tokens do not fit"));
     const std::size_t width = m.output_width();
     reserve(ws, s.batch);
     forward_cached(m.spec_(), x.data(), s.tokens * m.d_in(), s.batch, s.tokens, out.data(),

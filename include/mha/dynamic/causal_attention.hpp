@@ -37,7 +37,9 @@ namespace mha::dynamic {
 /// dropout outside [0, 1] in training; messages name the member, e.g.
 /// "mha::dynamic::causal_attention: w_key.weight is [3][2], expected [2][3]".
 /// A T other than float or double is a compile-time error
-/// ("mha::dynamic::causal_attention: T must be float or double").
+/// ("mha::dynamic::causal_attention: T must be float or double"), and so is
+/// anything but a bool as qkv_bias (a deleted constructor: an integer dropout
+/// in the book's order).
 template <class T, attention_mask Mask = attention_mask::causal>
 class causal_attention : public detail::dynamic_module<causal_attention<T, Mask>, T> {
   friend class detail::dynamic_module<causal_attention<T, Mask>, T>;
@@ -78,6 +80,18 @@ class causal_attention : public detail::dynamic_module<causal_attention<T, Mask>
     detail::check_dynamic_dropout(api, dropout_p);
     dropout = static_cast<T>(dropout_p);
   }
+  /// Anything but a bool or a dropout where qkv_bias goes (an integer, a
+  /// pointer) would convert to bool silently: deleted. The book's
+  /// CausalAttention(3, 2, 6, 0) with an integer dropout 0 would otherwise be
+  /// qkv_bias false (and a dropout 1 qkv_bias true); write the dropout as 0.0,
+  /// or pass true or false.
+  template <class B>
+    requires(!std::floating_point<B> && detail::converts_to_bool_silently<B>)
+  causal_attention(std::size_t, std::size_t, std::size_t, B) = delete;
+  /// The same for the book's order (after dropout): qkv_bias must be a bool.
+  template <std::floating_point D, class B>
+    requires detail::converts_to_bool_silently<B>
+  causal_attention(std::size_t, std::size_t, std::size_t, D, B) = delete;
 
   // linear<T> (float when T is not float or double: the one error is the
   // static_assert above)

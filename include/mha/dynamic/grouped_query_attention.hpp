@@ -17,6 +17,7 @@
 #include <mha/attention_mask.hpp>
 #include <mha/detail/dynamic_checks.hpp>
 #include <mha/detail/dynamic_module.hpp>
+#include <mha/detail/number_text.hpp>
 #include <mha/detail/parameter_description.hpp>
 #include <mha/detail/rope.hpp>
 #include <mha/dynamic/linear.hpp>
@@ -95,11 +96,12 @@ class grouped_query_attention : public detail::dynamic_module<grouped_query_atte
                                   rope.theta_base);
     }
   }
-  /// A number other than a bool where qkv_bias goes (the RoPE base, as
-  /// mha::rope<10000> writes it, or the book's dropout) would convert to
-  /// bool: deleted; pass qkv_bias, then rope_config{theta_base}.
+  /// Anything but a bool where qkv_bias goes (a number: the RoPE base, as
+  /// mha::rope<10000> writes it, or the book's dropout; a pointer) would
+  /// convert to bool silently: deleted; pass qkv_bias, then
+  /// rope_config{theta_base}.
   template <class D, class... More>
-    requires(std::is_arithmetic_v<D> && !std::is_same_v<D, bool>)
+    requires detail::converts_to_bool_silently<D>
   grouped_query_attention(std::size_t, std::size_t, std::size_t, std::size_t, std::size_t, D,
                           More...) = delete;
 
@@ -163,7 +165,7 @@ class grouped_query_attention : public detail::dynamic_module<grouped_query_atte
            std::to_string(num_kv_heads) + ")");
     if (rope.enabled()) {
       if (!(rope.theta_base > 1.0) || !std::isfinite(rope.theta_base))
-        fail("RoPE's theta_base (" + std::to_string(rope.theta_base) +
+        fail("RoPE's theta_base (" + detail::number_text(rope.theta_base) +
              ") must be a finite number greater than 1 (or 0: no RoPE)");
       if ((d_out / num_heads) % 2 != 0)
         fail("RoPE needs an even head_dim, got " + std::to_string(d_out / num_heads));

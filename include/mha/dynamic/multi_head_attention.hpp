@@ -45,7 +45,9 @@ struct kv_dims {
 /// errors of causal_attention; messages name the member, e.g.
 /// "mha::dynamic::multi_head_attention: w_query.weight is [3][2], expected
 /// [2][3]". A T other than float or double is a compile-time error
-/// ("mha::dynamic::multi_head_attention: T must be float or double").
+/// ("mha::dynamic::multi_head_attention: T must be float or double"), and so
+/// is anything but a bool as qkv_bias (a deleted constructor: an integer
+/// dropout in the book's order).
 template <class T, attention_mask Mask = attention_mask::causal>
 class multi_head_attention : public detail::dynamic_module<multi_head_attention<T, Mask>, T> {
   friend class detail::dynamic_module<multi_head_attention<T, Mask>, T>;
@@ -102,6 +104,23 @@ class multi_head_attention : public detail::dynamic_module<multi_head_attention<
     detail::check_dynamic_dropout(api, dropout_p);
     dropout = static_cast<T>(dropout_p);
   }
+  /// Anything but a bool where qkv_bias goes (an integer, a floating-point
+  /// number, a pointer) would convert to bool silently: deleted. The book's
+  /// MultiHeadAttention(3, 2, 6, 0, 2) with an integer dropout 0 would
+  /// otherwise be num_heads 0 and qkv_bias true; write the dropout as 0.0, or
+  /// pass num_heads and then true or false.
+  template <class H, class B>
+    requires(!std::floating_point<H> && detail::converts_to_bool_silently<B>)
+  multi_head_attention(std::size_t, std::size_t, std::size_t, H, B) = delete;
+  /// The same for the cross-attention form: qkv_bias must be a bool.
+  template <class B>
+    requires detail::converts_to_bool_silently<B>
+  multi_head_attention(std::size_t, std::size_t, std::size_t, std::size_t, B, kv_dims) = delete;
+  /// The same for the book's order (after dropout and num_heads): qkv_bias
+  /// must be a bool.
+  template <std::floating_point D, class B>
+    requires detail::converts_to_bool_silently<B>
+  multi_head_attention(std::size_t, std::size_t, std::size_t, D, std::size_t, B) = delete;
 
   // linear<T> (float when T is not float or double: the one error is the
   // static_assert above)

@@ -35,7 +35,8 @@ namespace mha::dynamic {
 /// the member, e.g. "mha::dynamic::multi_head_attention_wrapper:
 /// heads[1].w_key.weight is [3][2], expected [2][3]". A T other than float or
 /// double is a compile-time error ("mha::dynamic::multi_head_attention_wrapper:
-/// T must be float or double").
+/// T must be float or double"), and so is anything but a bool as qkv_bias (a
+/// deleted constructor: an integer dropout in the book's order).
 template <class T, attention_mask Mask = attention_mask::causal>
 class multi_head_attention_wrapper : public detail::dynamic_module<multi_head_attention_wrapper<T, Mask>, T> {
   friend class detail::dynamic_module<multi_head_attention_wrapper<T, Mask>, T>;
@@ -80,6 +81,20 @@ class multi_head_attention_wrapper : public detail::dynamic_module<multi_head_at
     detail::check_dynamic_dropout(api, dropout_p);
     set_dropout(static_cast<T>(dropout_p));
   }
+  /// Anything but a bool where qkv_bias goes (an integer, a floating-point
+  /// number, a pointer) would convert to bool silently: deleted. The book's
+  /// MultiHeadAttentionWrapper(3, 2, 6, 0, 2) with an integer dropout 0 would
+  /// otherwise be num_heads 0 and qkv_bias true; write the dropout as 0.0, or
+  /// pass num_heads and then true or false.
+  template <class H, class B>
+    requires(!std::floating_point<H> && detail::converts_to_bool_silently<B>)
+  multi_head_attention_wrapper(std::size_t, std::size_t, std::size_t, H, B) = delete;
+  /// The same for the book's order (after dropout and num_heads): qkv_bias
+  /// must be a bool.
+  template <std::floating_point D, class B>
+    requires detail::converts_to_bool_silently<B>
+  multi_head_attention_wrapper(std::size_t, std::size_t, std::size_t, D, std::size_t,
+                               B) = delete;
 
   std::vector<head_type> heads;  ///< head 0 first
 

@@ -47,8 +47,8 @@ namespace mha::dynamic {
 /// element offset of a buffer gives the same bits as an owning tensor.
 ///
 /// Errors: the constructor from a pointer throws std::invalid_argument for a
-/// rank of 0 or above max_rank and for an element count that overflows
-/// std::size_t; operator() throws std::invalid_argument when the number of
+/// rank of 0 or above max_rank, for an element count that overflows
+/// std::size_t and for a null pointer with a shape that holds elements; operator() throws std::invalid_argument when the number of
 /// indices differs from the rank and std::out_of_range for an index out of
 /// range (as dynamic::tensor).
 template <class T>
@@ -68,8 +68,9 @@ class tensor_view {
   /// A view of `data` with the given shape (outermost first), e.g.
   /// `tensor_view<const float>(p, {frames, d_in})`. Precondition: data points
   /// to at least the product of the extents elements, aligned for T. Throws
-  /// std::invalid_argument for rank 0 or above max_rank, or an element count
-  /// that overflows std::size_t.
+  /// std::invalid_argument for rank 0 or above max_rank, an element count
+  /// that overflows std::size_t, or a null data with a shape that holds
+  /// elements (a null pointer with an extent 0 is an empty view).
   MHA_DETAIL_ISA_TAG tensor_view(T* data, std::initializer_list<std::size_t> shape)
       : tensor_view(data, std::span<const std::size_t>(shape.begin(), shape.size())) {}
   /// A view of `data` with the shape `shape` (copied into the view).
@@ -92,6 +93,10 @@ class tensor_view {
             "mha::dynamic::tensor_view: element count overflows std::size_t");
       size_ *= shape[d];
     }
+    if (data == nullptr && size_ != 0)
+      throw std::invalid_argument("mha::dynamic::tensor_view: data is a null pointer, but the "
+                                  "shape " + shape_string(shape) + " holds " +
+                                  std::to_string(size_) + " elements");
   }
   /// A view of an owning tensor: its elements and its present shape (copied
   /// into the view, as with a pointer; a later reshape of the tensor does not

@@ -27,6 +27,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <mha/detail/number_text.hpp>
 #include <mha/io/detail/half.hpp>
 #include <mha/io/load_result.hpp>
 
@@ -495,7 +496,8 @@ inline error read_flags(byte_source& src, const header_info& h, const tensor_ent
   for (std::size_t i = 0; i < values.size(); ++i) {
     if (values[i] != 0.0 && values[i] != 1.0)
       return make_error(load_errc::mask, e.name,
-                        "element " + std::to_string(i) + " is " + std::to_string(values[i]) +
+                        "element " + std::to_string(i) + " is " +
+                            mha::detail::number_text(values[i]) +
                             "; the causal mask holds only 0 and 1");
     flags[i] = values[i] != 0.0 ? 1 : 0;
   }
