@@ -48,9 +48,10 @@ namespace mha::dynamic {
 ///
 /// Errors: the constructor from a pointer throws std::invalid_argument for a
 /// rank of 0 or above max_rank, for an element count that overflows
-/// std::size_t and for a null pointer with a shape that holds elements; operator() throws std::invalid_argument when the number of
-/// indices differs from the rank and std::out_of_range for an index out of
-/// range (as dynamic::tensor).
+/// std::size_t and for a null pointer with a shape that holds elements;
+/// operator() throws std::invalid_argument when the number of indices differs
+/// from the rank and std::out_of_range for an index out of range (as
+/// dynamic::tensor).
 template <class T>
 class tensor_view {
   static_assert(std::is_floating_point_v<std::remove_const_t<T>> && !std::is_volatile_v<T>,
