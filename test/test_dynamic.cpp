@@ -349,16 +349,30 @@ TEST_CASE("dynamic views of caller memory: the checks and messages of tensors", 
     REQUIRE_THROWS_WITH(v(0, 3),
                         "mha::dynamic::tensor_view: index 3 out of range for dimension 1 of "
                         "extent 3");
-    // a view of a tensor has its shape (any rank) and elements; copies keep them
-    tensor<float> t({1, 1, 1, 1, 1, 1, 1, 1, 1, 2});
+    // a view of a tensor has its shape (copied: up to max_rank extents) and
+    // elements; copies keep them, and a later reshape of the tensor does not
+    // change them
+    tensor<float> t({1, 1, 1, 1, 1, 1, 2, 2});
     const view vt(t);
     const view copy = vt;
     const cview ccopy = copy;
-    REQUIRE((vt.rank() == 10 && copy.rank() == 10 && ccopy.size() == 2));
-    REQUIRE((ccopy.data() == t.data() && ccopy.extent(9) == 2));
+    REQUIRE((vt.rank() == 8 && copy.rank() == 8 && ccopy.size() == 4));
+    REQUIRE((ccopy.data() == t.data() && ccopy.extent(7) == 2));
     view assigned = v;
     assigned = copy;
-    REQUIRE((assigned.rank() == 10 && assigned.shape()[9] == 2));
+    REQUIRE((assigned.rank() == 8 && assigned.shape()[7] == 2));
+    t.reshape({4});
+    REQUIRE((vt.rank() == 8 && vt.extent(7) == 2 && assigned.extent(6) == 2));
+    // a tensor of higher rank has no view (it used to keep pointing at the
+    // tensor's shape: changed by a reshape, freed with the tensor)
+    tensor<float> t10({1, 1, 1, 1, 1, 1, 1, 1, 1, 2});
+    REQUIRE_THROWS_WITH(view(t10), "mha::dynamic::tensor_view: a view of a tensor of rank 10 "
+                                   "(at most 8)");
+    REQUIRE_THROWS_AS(cview(std::as_const(t10)), std::invalid_argument);
+    // the null-pointer message counts in the singular for one element
+    REQUIRE_THROWS_WITH(cview(nullptr, {1, 1}),
+                        "mha::dynamic::tensor_view: data is a null pointer, but the shape "
+                        "[1][1] holds 1 element");
   }
 }
 

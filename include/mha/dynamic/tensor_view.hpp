@@ -97,20 +97,22 @@ class tensor_view {
     if (data == nullptr && size_ != 0)
       throw std::invalid_argument("mha::dynamic::tensor_view: data is a null pointer, but the "
                                   "shape " + shape_string(shape) + " holds " +
-                                  std::to_string(size_) + " elements");
+                                  std::to_string(size_) + (size_ == 1 ? " element" : " elements"));
   }
   /// A view of an owning tensor: its elements and its present shape (copied
   /// into the view, as with a pointer; a later reshape of the tensor does not
-  /// change the view).
-  MHA_DETAIL_ISA_TAG tensor_view(tensor<value_type>& t) noexcept
+  /// change the view). Throws std::invalid_argument for a tensor of rank
+  /// above max_rank (a view holds at most max_rank extents).
+  MHA_DETAIL_ISA_TAG tensor_view(tensor<value_type>& t)
       : data_(t.data()), rank_(t.rank()), size_(t.size()), shape_(inline_) {
-    copy_shape_(t.shape());
+    copy_shape_(viewable_(t.shape()));
   }
-  /// A read-only view of an owning tensor (shape copied, as above).
-  MHA_DETAIL_ISA_TAG tensor_view(const tensor<value_type>& t) noexcept
+  /// A read-only view of an owning tensor (shape copied, as above; the same
+  /// error).
+  MHA_DETAIL_ISA_TAG tensor_view(const tensor<value_type>& t)
     requires std::is_const_v<T>
       : data_(t.data()), rank_(t.rank()), size_(t.size()), shape_(inline_) {
-    copy_shape_(t.shape());
+    copy_shape_(viewable_(t.shape()));
   }
   /// A read-only view of a writable view.
   template <class U>
@@ -172,18 +174,27 @@ class tensor_view {
   }
 
  private:
+  // (Until 2026-12-03 a view of a tensor of rank above max_rank kept pointing
+  // at the tensor's own shape: a later reshape changed the view, and a view
+  // that outlived its tensor read freed memory.)
+  /// s, after checking that a view can hold it (a tensor's shape).
+  static std::span<const std::size_t> viewable_(std::span<const std::size_t> s) {
+    if (s.size() > max_rank)
+      throw std::invalid_argument("mha::dynamic::tensor_view: a view of a tensor of rank " +
+                                  std::to_string(s.size()) + " (at most " +
+                                  std::to_string(max_rank) + ")");
+    return s;
+  }
+  /// Copies s (at most max_rank extents) into the view.
   MHA_DETAIL_ISA_TAG void copy_shape_(std::span<const std::size_t> s) noexcept {
-    if (s.size() > max_rank) {  // a view of a tensor's shape: keep referring to it
-      shape_ = s.data();
-      return;
-    }
+    MHA_ASSERT(s.size() <= max_rank);
     for (std::size_t d = 0; d < s.size(); ++d) inline_[d] = s[d];
   }
 
   T* data_;
   std::size_t rank_;
   std::size_t size_ = 0;
-  const std::size_t* shape_;  ///< inline_, or a viewed tensor's shape
+  const std::size_t* shape_;  ///< inline_
   std::size_t inline_[max_rank] = {};
 };
 
