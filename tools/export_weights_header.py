@@ -51,9 +51,19 @@ checkpoint_format other than --format).
 as `mha::tensor` constants, e.g. test inputs and PyTorch outputs.
 
 --name must be a C++ identifier (or "" with --tensors) and --namespace C++
-identifiers joined by `::`; --context-length and --num-heads are at least 1,
-and num_heads divides d_out. Other arguments stop the exporter with an error
-(exit status 2) before it writes anything.
+identifiers joined by `::` (no inner `mha` or `std`, which would hide the
+namespaces the header names); --context-length is 1 to 2^32 - 1 (a
+std::size_t of a 32-bit target), --num-heads at least 1, and num_heads divides
+d_out; the output path is not empty. Every tensor's shape is checked against
+the model's d_in and d_out (weights [d_out, d_in], out_proj [d_out, d_out],
+biases [d_out], fused ones [3 * d_out]), every extent is at least 1, the
+recorded num_heads / context_length are decimal integers, every value fits
+T, and the --tensors constants are distinct C++ identifiers. The safetensors
+header must be an object of tensor entries (dtype, shape, data_offsets) that
+agree with the data. Text from the file or the arguments written into
+comments (tensor names, the file name, --prefix) has its non-printable
+characters escaped. Anything else stops the exporter with one line
+`error: ...` (exit status 2) before it writes anything.
 
 Values are printed as the shortest literal that converts back to the exact
 value in T (float: round to nearest float32 first). NaN/inf are rejected.
@@ -71,6 +81,9 @@ from fractions import Fraction
 COMMAND = "tools/export_weights_header.py"
 MODEL_KINDS = ("causal_attention", "multi_head_attention_wrapper", "multi_head_attention",
                "fused_multi_head_attention")
+# The largest --context-length: the model types' std::size_t template argument
+# on a 32-bit target (above 2^64 - 1 g++ even wraps the literal without an error).
+MAX_CONTEXT_LENGTH = 2 ** 32 - 1
 
 # ----------------------------------------------------------------- reading
 
@@ -78,8 +91,12 @@ _SIZES = {"F64": 8, "F32": 4, "F16": 2, "BF16": 2, "BOOL": 1, "U8": 1, "I8": 1, 
           "U16": 2, "I32": 4, "U32": 4, "I64": 8, "U64": 8}
 
 
-def read_safetensors(path):
-    """dict name -> (shape, flat list of Python floats) of every float tensor."""
+def _read_header(path):
+    """(header dict without __metadata__, metadata dict, data bytes) of a
+    safetensors file, its structure checked: a JSON object of tensor entries,
+    each an object with a known dtype, a shape of non-negative integers and
+    data_offsets of two integers within the data matching dtype and shape;
+    __metadata__ an object. ValueError otherwise."""
     with open(path, "rb") as f:
         raw = f.read()
     if len(raw) < 8:
@@ -87,17 +104,46 @@ def read_safetensors(path):
     (n,) = struct.unpack("<Q", raw[:8])
     if n > len(raw) - 8:
         raise ValueError(f"{path}: header length {n} exceeds the file")
-    header = json.loads(raw[8:8 + n])
+    try:
+        header = json.loads(raw[8:8 + n])
+    except ValueError as e:  # JSONDecodeError, UnicodeDecodeError
+        raise ValueError(f"{path}: the header is not JSON ({e})") from None
+    if not isinstance(header, dict):
+        raise ValueError(f"{path}: the header is a JSON {type(header).__name__}, not an object")
     data = raw[8 + n:]
+    metadata = header.pop("__metadata__", {})
+    if not isinstance(metadata, dict):
+        raise ValueError(f"{path}: __metadata__ is a JSON {type(metadata).__name__}, not an object")
+    for name, info in header.items():
+        what = f"{path}: tensor {name!r}"
+        if not isinstance(info, dict):
+            raise ValueError(f"{what}: its entry is a JSON {type(info).__name__}, not an object")
+        dtype, shape, offsets = info.get("dtype"), info.get("shape"), info.get("data_offsets")
+        if not isinstance(dtype, str) or dtype not in _SIZES:
+            raise ValueError(f"{what}: dtype {dtype!r} is not one of {', '.join(_SIZES)}")
+        if not isinstance(shape, list) or not all(_is_int(d) and d >= 0 for d in shape):
+            raise ValueError(f"{what}: shape {shape!r} is not a list of non-negative integers")
+        if not (isinstance(offsets, list) and len(offsets) == 2 and all(map(_is_int, offsets))
+                and 0 <= offsets[0] <= offsets[1] <= len(data)):
+            raise ValueError(f"{what}: data_offsets {offsets!r} are not two integers "
+                             f"0 <= begin <= end <= {len(data)} (the data's size)")
+        if offsets[1] - offsets[0] != math.prod(shape) * _SIZES[dtype]:
+            raise ValueError(f"{what}: inconsistent dtype/shape/data_offsets")
+    return header, metadata, data
+
+
+def _is_int(v):
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def read_safetensors(path):
+    """dict name -> (shape, flat list of Python floats) of every float tensor."""
+    header, _, data = _read_header(path)
     out = {}
     for name, info in header.items():
-        if name == "__metadata__":
-            continue
         dtype, shape = info["dtype"], list(info["shape"])
         begin, end = info["data_offsets"]
         count = math.prod(shape)
-        if dtype not in _SIZES or end - begin != count * _SIZES[dtype] or end > len(data):
-            raise ValueError(f"{path}: tensor {name}: inconsistent dtype/shape/data_offsets")
         chunk = data[begin:end]
         if dtype == "F64":
             vals = list(struct.unpack(f"<{count}d", chunk))
@@ -116,9 +162,7 @@ def read_safetensors(path):
 
 def read_metadata(path):
     """The `__metadata__` dict of a safetensors file ({} when it has none)."""
-    with open(path, "rb") as f:
-        (n,) = struct.unpack("<Q", f.read(8))
-        return json.loads(f.read(n)).get("__metadata__", {})
+    return _read_header(path)[1]
 
 
 def check_metadata(metadata, fmt, num_heads, context_length):
@@ -136,12 +180,23 @@ def check_metadata(metadata, fmt, num_heads, context_length):
     for key, arg, flag in (("num_heads", num_heads, "--num-heads"),
                            ("context_length", context_length, "--context-length")):
         if key in metadata:
-            value = int(metadata[key])
+            value = _metadata_count(metadata, key)
             if arg is not None and arg != value:
                 raise ValueError(f"{flag} {arg} differs from the file's __metadata__ {key} = {value}")
             arg = value
         out.append(arg)
     return tuple(out)
+
+
+def _metadata_count(metadata, key):
+    """A `__metadata__` value as a count, as mha::io reads it: a string of
+    decimal digits (or a JSON integer); 2.7, "2.7", "4 heads" are errors."""
+    value = metadata[key]
+    if _is_int(value):
+        return value
+    if isinstance(value, str) and re.fullmatch(r"[0-9]+", value):
+        return int(value)
+    raise ValueError(f"the file's __metadata__ {key} = {json.dumps(value)} is not an integer")
 
 
 def tensors_from_module(module):
@@ -155,12 +210,33 @@ def tensors_from_module(module):
 # ----------------------------------------------------------------- mapping
 
 
-def _get(tensors, name, shape=None):
+def _get(tensors, name, shape=None, dims=None, optional=False):
+    """(shape, values) of tensor `name` (None when optional and absent), its
+    extents at least 1 and, given `shape`, equal to it (`dims` names them)."""
     if name not in tensors:
+        if optional:
+            return None
         raise KeyError(f"tensor {name} not found")
     s, v = tensors[name]
-    if shape is not None and s != list(shape):
-        raise ValueError(f"tensor {name} has shape {s}, expected {list(shape)}")
+    if shape is not None:
+        _check_shape(name, s, shape, dims)
+    if not all(d > 0 for d in s):
+        raise ValueError(f"tensor {name} has shape {s}: an extent is 0 (mha::tensor extents "
+                         "are at least 1)")
+    return s, v
+
+
+def _check_shape(name, shape, expected, dims=None):
+    if list(shape) != list(expected):
+        raise ValueError(f"tensor {name} has shape {list(shape)}, expected "
+                         + (f"{dims} = " if dims else "") + f"{list(expected)}")
+
+
+def _matrix(tensors, name):
+    """(shape, values) of the 2-D tensor `name`."""
+    s, v = _get(tensors, name)
+    if len(s) != 2:
+        raise ValueError(f"tensor {name} has shape {s}, expected a matrix [rows, columns]")
     return s, v
 
 
@@ -172,11 +248,26 @@ def _transpose(vals, rows, cols):
 def linears(tensors, fmt, prefix, model):
     """(list of (q, k, v) per head, out_proj or None, the book's mask or None)
     with each projection a dict {weight: (shape, vals), bias: (shape, vals) or
-    None}, weights [out][in]."""
+    None, name: its tensors' name without .weight/.bias}, weights [out][in], and
+    the mask (name, (shape, vals)). The fused tensors of pytorch_multihead and
+    gpt2 are checked here (their parts are consistent by construction)."""
     def lin(base):
-        w = _get(tensors, base + ".weight")
-        b = tensors.get(base + ".bias")
-        return {"weight": w, "bias": b}
+        return {"weight": _matrix(tensors, base + ".weight"),
+                "bias": _get(tensors, base + ".bias", optional=True), "name": base}
+
+    def mask(name):
+        return (name, tensors[name]) if name in tensors else None
+
+    def split(w, b, e, d_in, base):
+        return [{"weight": ([e, d_in], w[i * e * d_in:(i + 1) * e * d_in]),
+                 "bias": ([e], b[1][i * e:(i + 1) * e]) if b else None, "name": base}
+                for i in range(3)]
+
+    def rows(name, three_e, what):
+        if three_e % 3:
+            raise ValueError(f"tensor {name}: its {three_e} {what} are not 3 * d_out (query, key "
+                             "and value)")
+        return three_e // 3
 
     if fmt == "book":
         if model == "multi_head_attention_wrapper":
@@ -188,33 +279,28 @@ def linears(tensors, fmt, prefix, model):
                 h += 1
             if not heads:
                 raise KeyError(f"no {prefix}heads.0.W_query.weight")
-            return heads, None, tensors.get(prefix + "heads.0.mask")
+            return heads, None, mask(prefix + "heads.0.mask")
         qkv = (lin(prefix + "W_query"), lin(prefix + "W_key"), lin(prefix + "W_value"))
         out = lin(prefix + "out_proj") if model in ("multi_head_attention",
                                                     "fused_multi_head_attention") else None
-        return [qkv], out, tensors.get(prefix + "mask")
+        return [qkv], out, mask(prefix + "mask")
     if model not in ("multi_head_attention", "fused_multi_head_attention"):
         raise ValueError(f"format {fmt} needs model multi_head_attention or fused_multi_head_attention")
     if fmt == "pytorch_multihead":
-        (three_e, d_in), w = _get(tensors, prefix + "in_proj_weight")
-        e = three_e // 3
-        b = tensors.get(prefix + "in_proj_bias")
-        parts = []
-        for i in range(3):
-            parts.append({"weight": ([e, d_in], w[i * e * d_in:(i + 1) * e * d_in]),
-                          "bias": ([e], b[1][i * e:(i + 1) * e]) if b else None})
-        return [tuple(parts)], lin(prefix + "out_proj"), None
+        (three_e, d_in), w = _matrix(tensors, prefix + "in_proj_weight")
+        e = rows(prefix + "in_proj_weight", three_e, "rows")
+        b = _get(tensors, prefix + "in_proj_bias", [three_e], "[3 * d_out]", optional=True)
+        return [tuple(split(w, b, e, d_in, prefix + "in_proj"))], lin(prefix + "out_proj"), None
     if fmt == "gpt2":
-        (d_in, three_e), w = _get(tensors, prefix + "c_attn.weight")
-        e = three_e // 3
+        (d_in, three_e), w = _matrix(tensors, prefix + "c_attn.weight")
+        e = rows(prefix + "c_attn.weight", three_e, "columns")
         wt = _transpose(w, d_in, three_e)  # [3E][d_in]
-        b = tensors.get(prefix + "c_attn.bias")
-        parts = [{"weight": ([e, d_in], wt[i * e * d_in:(i + 1) * e * d_in]),
-                  "bias": ([e], b[1][i * e:(i + 1) * e]) if b else None} for i in range(3)]
-        (pe, pe2), pw = _get(tensors, prefix + "c_proj.weight")
+        b = _get(tensors, prefix + "c_attn.bias", [three_e], "[3 * d_out]", optional=True)
+        (pe, pe2), pw = _get(tensors, prefix + "c_proj.weight", [e, e], "[d_out, d_out]")
         out = {"weight": ([pe2, pe], _transpose(pw, pe, pe2)),
-               "bias": _get(tensors, prefix + "c_proj.bias")}
-        return [tuple(parts)], out, None
+               "bias": _get(tensors, prefix + "c_proj.bias", [e], "[d_out]"),
+               "name": prefix + "c_proj"}
+        return [tuple(split(wt, b, e, d_in, prefix + "c_attn"))], out, None
     raise ValueError(f"unknown format {fmt}")
 
 def model_parameters(tensors, model, fmt="book", prefix="", num_heads=None, context_length=None,
@@ -230,16 +316,30 @@ def model_parameters(tensors, model, fmt="book", prefix="", num_heads=None, cont
     q0 = heads[0][0]
     d_out, d_in = q0["weight"][0]
     bias = q0["bias"] is not None
+    # every tensor's shape from the query weight's [d_out, d_in] (a header of
+    # other shapes would not compile, or read past or short of the values)
     for qkv in heads:
         for p in qkv:
-            if p["weight"][0] != [d_out, d_in] or (p["bias"] is not None) != bias:
-                raise ValueError("query/key/value projections differ in shape or bias")
-    if out is not None and out["bias"] is None:
-        raise ValueError("out_proj has no bias (mha's out_proj always has one)")
+            _check_shape(p["name"] + ".weight", p["weight"][0], [d_out, d_in], "[d_out, d_in]")
+            if (p["bias"] is not None) != bias:
+                raise ValueError(f"{p['name']} {'has no' if bias else 'has a'} bias, "
+                                 f"{q0['name']} {'has one' if bias else 'has none'} "
+                                 "(query/key/value projections differ in shape or bias)")
+            if bias:
+                _check_shape(p["name"] + ".bias", p["bias"][0], [d_out], "[d_out]")
+    if out is not None:
+        if out["bias"] is None:
+            raise ValueError("out_proj has no bias (mha's out_proj always has one)")
+        _check_shape(out["name"] + ".weight", out["weight"][0], [d_out, d_out], "[d_out, d_out]")
+        _check_shape(out["name"] + ".bias", out["bias"][0], [d_out], "[d_out]")
     if context_length is None:
         if mask is None:
             raise ValueError("--context-length is required (no mask buffer in the file)")
-        context_length = mask[0][0]
+        mname, (mshape, _) = mask
+        if len(mshape) != 2 or mshape[0] != mshape[1] or mshape[0] < 1:
+            raise ValueError(f"tensor {mname} has shape {mshape}, expected [context_length, "
+                             "context_length] (or pass --context-length)")
+        context_length = mshape[0]
     if model == "multi_head_attention_wrapper":
         if num_heads is not None and num_heads != len(heads):
             raise ValueError(f"num_heads {num_heads}, but the file has {len(heads)} heads")
@@ -251,6 +351,9 @@ def model_parameters(tensors, model, fmt="book", prefix="", num_heads=None, cont
         raise ValueError("--num-heads is required for " + model)
     if context_length < 1:
         raise ValueError(f"context_length {context_length} must be greater than 0")
+    if context_length > MAX_CONTEXT_LENGTH:
+        raise ValueError(f"context_length {context_length} is too large (at most "
+                         f"{MAX_CONTEXT_LENGTH}, a std::size_t of a 32-bit target)")
     if num_heads is not None and num_heads < 1:
         raise ValueError(f"num_heads {num_heads} must be greater than 0")
     if model in ("multi_head_attention", "fused_multi_head_attention") and d_out % num_heads:
@@ -287,20 +390,27 @@ def model_parameters(tensors, model, fmt="book", prefix="", num_heads=None, cont
 # ----------------------------------------------------------------- printing
 
 
+_FLT_MAX = struct.unpack("<f", struct.pack("<I", 0x7F7FFFFF))[0]
+
+
 def _f32(v):
     return struct.unpack("<f", struct.pack("<f", v))[0]
 
 
 def float_literal(v):
     """Shortest C++ float literal converting back to the float32 nearest to v."""
-    v = _f32(float(v))
-    if not math.isfinite(v):
+    if not math.isfinite(float(v)):
         raise ValueError(f"non-finite value {v}")
+    try:
+        v = _f32(float(v))
+    except OverflowError:  # beyond FLT_MAX by more than half an ulp
+        raise ValueError(f"value {v!r} is outside the range of float (use --type double)") from None
     if v == 0.0:
         return "-0.0f" if math.copysign(1.0, v) < 0 else "0.0f"
     for digits in range(1, 10):
         text = f"{v:.{digits}g}"
-        if _f32(float(text)) == v and _exact_nearest(text, v):
+        # (a short text near FLT_MAX, e.g. 3.403e+38, rounds beyond the float range)
+        if abs(float(text)) <= _FLT_MAX and _f32(float(text)) == v and _exact_nearest(text, v):
             break
     if not any(c in text for c in ".e"):
         text += ".0"
@@ -324,11 +434,16 @@ def double_literal(v):
     return text
 
 
-def tensor_constant(cname, t_type, shape, vals, comment):
+def tensor_constant(cname, t_type, shape, vals, comment, tensor=None):
+    """The constant `cname`; ValueError naming `tensor` (default cname) for a
+    value that T cannot hold."""
     lit = float_literal if t_type == "float" else double_literal
     dims = ", ".join(str(d) for d in shape)
-    body = [lit(x) for x in vals]
-    lines = [f"// {comment}", f"inline constexpr mha::tensor<{t_type}, {dims}> {cname}{{{{"]
+    try:
+        body = [lit(x) for x in vals]
+    except ValueError as e:
+        raise ValueError(f"tensor {tensor or cname}: {e}") from None
+    lines = [comment_line(comment), f"inline constexpr mha::tensor<{t_type}, {dims}> {cname}{{{{"]
     for i in range(0, len(body), 8):
         lines.append("    " + ", ".join(body[i:i + 8]) + ",")
     lines[-1] = lines[-1].rstrip(",")
@@ -338,6 +453,24 @@ def tensor_constant(cname, t_type, shape, vals, comment):
 
 def _ident(s):
     return re.sub(r"[^0-9A-Za-z_]", "_", s)
+
+
+def printable(text):
+    """text with every non-printable character (a newline, other control, format
+    and separator characters) escaped as \\xNN, \\uNNNN or \\UNNNNNNNN."""
+    return "".join(c if c.isprintable() else
+                   f"\\x{ord(c):02x}" if ord(c) < 0x100 else
+                   f"\\u{ord(c):04x}" if ord(c) < 0x10000 else f"\\U{ord(c):08x}" for c in text)
+
+
+def comment_line(text):
+    """`// text` with text printable() (a newline would end the comment) and a
+    final backslash (which would splice the next line into the comment) as
+    \\x5c: names from the file or the command line cannot add code to the header."""
+    text = printable(text)
+    if text.rstrip().endswith("\\"):
+        text = text.rstrip()[:-1] + "\\x5c"
+    return "// " + text
 
 
 # ----------------------------------------------------------------- arguments
@@ -370,8 +503,15 @@ def argument_error(name, namespace, num_heads=None, context_length=None, tensors
             "not a keyword)"
     if not all(_is_identifier(part) for part in namespace.split("::")):
         return f"--namespace '{namespace}' is not a C++ namespace name (C++ identifiers joined by ::)"
+    hiding = [part for part in namespace.split("::")[1:] if part in ("mha", "std")]
+    if hiding:
+        return f"--namespace '{namespace}': its inner namespace {hiding[0]} would hide the " \
+            f"namespace ::{hiding[0]} that the header names as {hiding[0]}::"
     if context_length is not None and context_length < 1:
         return f"--context-length {context_length} must be greater than 0"
+    if context_length is not None and context_length > MAX_CONTEXT_LENGTH:
+        return f"--context-length {context_length} is too large (at most {MAX_CONTEXT_LENGTH}, " \
+            "a std::size_t of a 32-bit target)"
     if num_heads is not None and num_heads < 1:
         return f"--num-heads {num_heads} must be greater than 0"
     return None
@@ -388,12 +528,21 @@ def render(tensors, out_path, model, fmt="book", prefix="", num_heads=None, cont
     blocks = []
     includes = {"<mha/tensor.hpp>"}
     if tensor_names:
+        cnames = {}
         for tn in tensor_names:
             shape, vals = _get(tensors, tn)
             if not shape:
                 shape = [1]
-            blocks.append(tensor_constant(_ident(f"{name}_{tn}") if name else _ident(tn), t_type,
-                                          shape, vals, f"{tn} {shape} from {source}"))
+            cname = _ident(f"{name}_{tn}") if name else _ident(tn)
+            if not _is_identifier(cname):
+                raise ValueError(f"tensor {tn!r} would be the constant '{cname}', which is not a "
+                                 "C++ identifier (a digit first or a keyword; give a --name)")
+            if cname in cnames:
+                raise ValueError(f"tensors {cnames[cname]!r} and {tn!r} would both be the constant "
+                                 f"'{cname}' (each character other than a letter, digit or _ is _)")
+            cnames[cname] = tn
+            blocks.append(tensor_constant(cname, t_type, shape, vals, f"{tn} {shape} from {source}",
+                                          tn))
     else:
         mtype, header, params = model_parameters(tensors, model, fmt, prefix, num_heads,
                                                  context_length, t_type)
@@ -402,7 +551,7 @@ def render(tensors, out_path, model, fmt="book", prefix="", num_heads=None, cont
         for pname, shape, vals in params:
             cnames.append(f"{name}_{_ident(pname.lower())}")
             blocks.append(tensor_constant(cnames[-1], t_type, shape, vals, f"{pname} {shape}"
-                                          + (" ([out][in])" if len(shape) == 2 else "")))
+                                          + (" ([out][in])" if len(shape) == 2 else ""), pname))
         listed = ", ".join(f'"{pname}"' for pname, _, _ in params)
         blocks.append(
             f"// The model, ready to use (static storage, constant-evaluable): its parameters\n"
@@ -415,15 +564,16 @@ def render(tensors, out_path, model, fmt="book", prefix="", num_heads=None, cont
             f"inline constexpr {name}_type {name} = mha::from_parameters<{name}_type>(\n    "
             + ", ".join(cnames) + ");")
     head = ["// GENERATED FILE - do not edit.",
-            f"// Generated by `{COMMAND}` from {source}"
-            + ("" if tensor_names else f" (model {model}, format {fmt}, prefix '{prefix}')") + ".",
+            comment_line(f"Generated by `{COMMAND}` from {source}"
+                         + ("" if tensor_names else
+                            f" (model {model}, format {fmt}, prefix '{prefix}')") + "."),
             "#pragma once", ""]
     head += [f"#include {i}" for i in sorted(includes, key=lambda i: (i.startswith("<mha/"), i))]
     text = "\n".join(head) + f"\n\nnamespace {namespace} {{\n\n" + "\n\n".join(blocks) + \
         f"\n\n}}  // namespace {namespace}\n"
     if out_path:
         os.makedirs(os.path.dirname(os.path.abspath(out_path)), exist_ok=True)
-        with open(out_path, "w") as f:
+        with open(out_path, "w", encoding="utf-8") as f:
             f.write(text)
     return text
 
@@ -453,8 +603,10 @@ def main(argv=None):
     ap.add_argument("--tensors", nargs="+", help="export these tensors as they are instead")
     a = ap.parse_args(argv)
     error = argument_error(a.name, a.namespace, a.num_heads, a.context_length, bool(a.tensors))
+    if not error and not a.output:
+        error = "the output path is empty"
     if error:
-        ap.error(error)
+        ap.error(printable(error))
     try:
         num_heads, context_length, fmt = a.num_heads, a.context_length, a.format
         tensors = read_safetensors(a.weights)
@@ -468,7 +620,11 @@ def main(argv=None):
     except (ValueError, KeyError, OSError, struct.error) as e:
         # one line, as the loader's messages, not a traceback
         text = e.args[0] if isinstance(e, KeyError) and e.args else str(e)
-        print(f"{ap.prog}: error: {text}", file=sys.stderr)
+        print(f"{ap.prog}: error: {printable(text)}", file=sys.stderr)
+        return 2
+    except Exception as e:  # pylint: disable=broad-except  # a bug: still one line, no header
+        print(f"{ap.prog}: error: unexpected {type(e).__name__}: {printable(str(e))} "
+              "(please report this)", file=sys.stderr)
         return 2
     return 0
 
