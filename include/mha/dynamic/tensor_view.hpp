@@ -178,7 +178,8 @@ class tensor_view {
   // at the tensor's own shape: a later reshape changed the view, and a view
   // that outlived its tensor read freed memory.)
   /// s, after checking that a view can hold it (a tensor's shape).
-  static std::span<const std::size_t> viewable_(std::span<const std::size_t> s) {
+  MHA_DETAIL_ISA_TAG static std::span<const std::size_t> viewable_(
+      std::span<const std::size_t> s) {
     if (s.size() > max_rank)
       throw std::invalid_argument("mha::dynamic::tensor_view: a view of a tensor of rank " +
                                   std::to_string(s.size()) + " (at most " +
