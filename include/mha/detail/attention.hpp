@@ -496,8 +496,8 @@ inline void forward_cached(const Spec& s, const typename Spec::value_type* x, st
     for (std::size_t b = 0; b < batch; ++b)
       sequence_forward(s, x + b * x_batch, n, out + b * out_batch,
                        store.key_t + b * store.batch_stride, store.ldk,
-                       store.value + b * store.batch_stride, offset, scratch, false,
-                       std::false_type{}, 0, b);
+                       store.value + b * store.batch_stride, offset, scratch, false, false, 0,
+                       b);
     return;
   }
   // Decode: the m = batch * n rows (r = b * n + i) in chunks of decode_rows,
@@ -547,7 +547,12 @@ inline void forward_cached(const Spec& s, const typename Spec::value_type* x, st
                        0, 1);
     });
   }
-  const no_dropout_state<T> no_dropout{};
+  // (a run-time inactive dropout_state and a bool `training` above, not the
+  // compile-time no-dropout types: the KV-cache forward then shares the
+  // general path's instantiations with the training forwards instead of
+  // compiling a second copy of them, which made CI's fuzz and benchmark
+  // builds of the dynamic API slower)
+  const dropout_state<T> no_dropout{};
   for (std::size_t b = 0; b < batch; ++b) {
     T* const ctx = Spec::has_out_proj ? context + b * n * width : out + b * out_batch;
     const T* const kt = store.key_t + b * store.batch_stride;
