@@ -359,20 +359,22 @@ __attribute__((always_inline)) constexpr Acc muladd(Acc acc, A a, B b) noexcept 
   }
 }
 
-/// c + a * b for a scalar c and vectors a, b: muladd(V{} + c, a, b), the same
-/// value. On MVE one vector-by-scalar VFMAS (vfmasq_n_f32(a, b, c) = a * b + c,
-/// one rounding) with c in a core register: no broadcast vector register,
-/// which MVE's eight Q registers otherwise reload for every constant of
-/// simd::exp's polynomial (Cortex-M55: about 3 instructions each).
+/// c + a * b for a scalar c and vectors (or floats) a, b: muladd(V{} + c, a,
+/// b), the same value. On MVE one vector-by-scalar VFMAS (vfmasq_n_f32(a, b,
+/// c) = a * b + c, one rounding) with c in a core register: no broadcast
+/// vector register, which MVE's eight Q registers otherwise reload for every
+/// constant of simd::exp's polynomial (Cortex-M55: about 3 instructions each).
+/// constexpr for float.
 template <class V>
-__attribute__((always_inline)) inline V muladd_constant(float c, V a, V b) noexcept {
+__attribute__((always_inline)) constexpr V muladd_constant(float c, V a, V b) noexcept {
 #if defined(MHA_DETAIL_FMA_MVE)
-  if constexpr (std::is_same_v<simd_fma::elem<V>, float> && sizeof(V) == 16)
-    return std::bit_cast<V>(
-        vfmasq_n_f32(std::bit_cast<float32x4_t>(a), std::bit_cast<float32x4_t>(b), c));
-  else
+  if constexpr (!std::is_floating_point_v<V>) {
+    if constexpr (std::is_same_v<simd_fma::elem<V>, float> && sizeof(V) == 16)
+      return std::bit_cast<V>(
+          vfmasq_n_f32(std::bit_cast<float32x4_t>(a), std::bit_cast<float32x4_t>(b), c));
+  }
 #endif
-    return muladd(V{} + c, a, b);
+  return muladd(V{} + c, a, b);
 }
 
 }  // namespace MHA_DETAIL_ISA

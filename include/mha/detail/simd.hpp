@@ -271,19 +271,13 @@ __attribute__((always_inline)) constexpr VF exp(VF x) noexcept {
   const VF n = t - round_magic;
   VF r = muladd(x, -n, 0.693359375f);  // exact: n * 0.693359375 has at most 17 bits
   r = muladd(r, n, 2.12194440e-4f);
-  // Horner steps c + p * r (muladd_constant for vectors: the same value)
-  const auto step = [](float c, VF a, VF b) MHA_DETAIL_LAMBDA_INLINE {
-    if constexpr (std::is_same_v<VF, float>)
-      return muladd(c, a, b);
-    else
-      return muladd_constant(c, a, b);
-  };
+  // Horner steps c + p * r
   VF p = muladd(VF{} + (1.0f / 120.0f), r, 1.0f / 720.0f);
-  p = step(1.0f / 24.0f, p, r);
-  p = step(1.0f / 6.0f, p, r);
-  p = step(0.5f, p, r);
-  p = step(1.0f, p, r);
-  p = step(1.0f, p, r);
+  p = muladd_constant(1.0f / 24.0f, p, r);
+  p = muladd_constant(1.0f / 6.0f, p, r);
+  p = muladd_constant(0.5f, p, r);
+  p = muladd_constant(1.0f, p, r);
+  p = muladd_constant(1.0f, p, r);
   // t's low mantissa bits hold n (two's complement) above 0x4B400000; n is in
   // [-150, 127], its halves n1 = n >> 1 and n2 = n - n1 in [-75, 64], so
   // 2^n1 and 2^n2 are normal floats and p * 2^n1 is exact.
