@@ -18,6 +18,7 @@
 
 #include <mha/detail/cxx20_check.hpp>
 
+#include <concepts>
 #include <cstddef>
 #include <type_traits>
 
@@ -37,6 +38,15 @@ inline constexpr bool float_or_double = std::is_same_v<T, float> || std::is_same
 /// that the user sees that one error (T itself for every valid instantiation).
 template <class T>
 using element_or_float = std::conditional_t<float_or_double<T>, T, float>;
+
+/// A type that converts to bool implicitly but is not bool (an integer, a
+/// floating-point number, an unscoped enumeration, a pointer): the type of an
+/// argument that the dynamic modules' deleted constructors refuse where
+/// qkv_bias (mha::dynamic::linear: with_bias) goes, since it would silently
+/// become a bool (the book's `MultiHeadAttention(3, 2, 6, 0, 2)` with an
+/// integer dropout would take 0 as num_heads and 2 as qkv_bias).
+template <class B>
+concept converts_to_bool_silently = !std::same_as<B, bool> && std::convertible_to<B, bool>;
 
 /// Value > 0.
 template <std::size_t Value>

@@ -52,15 +52,6 @@ dynamic_input_shape check_dynamic_input(const char* api,
   return {batch, tokens};
 }
 
-/// A type that converts to bool implicitly but is not bool (an integer, a
-/// floating-point number, an unscoped enumeration, a pointer): the type of an
-/// argument that the dynamic modules' deleted constructors refuse where
-/// qkv_bias goes, since it would silently become a bool (the book's
-/// `MultiHeadAttention(3, 2, 6, 0, 2)` with an integer dropout would take 0 as
-/// num_heads and 2 as qkv_bias).
-template <class B>
-concept converts_to_bool_silently = !std::same_as<B, bool> && std::convertible_to<B, bool>;
-
 /// Marks a module's own member layer in check_dynamic_linear (no head index).
 inline constexpr std::size_t no_head = static_cast<std::size_t>(-1);
 

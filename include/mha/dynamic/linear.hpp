@@ -28,7 +28,8 @@ namespace mha::dynamic {
 /// without bias). Zero-initialised. Same arithmetic as mha::linear.
 ///
 /// Errors: T other than float or double is a compile-time error ("mha::dynamic::linear:
-/// T must be float or double", as mha::linear); the constructor throws
+/// T must be float or double", as mha::linear); anything but a bool as
+/// with_bias is a deleted constructor (compile time); the constructor throws
 /// std::invalid_argument for a zero size; forward throws std::invalid_argument
 /// when x's last extent is not in_features, when weight/bias were replaced by
 /// tensors of another shape, or when a layer built without bias was given one
@@ -51,6 +52,12 @@ class linear : public detail::walked_parameter_count<linear<T>> {
         in_features_(in_features),
         out_features_(out_features),
         has_bias_(with_bias) {}
+  /// Anything but a bool where with_bias goes (an integer, a floating-point
+  /// number, a pointer) would convert to bool silently: deleted (a third size
+  /// by mistake, linear(3, 2, 4), would otherwise be a layer with bias).
+  template <class B>
+    requires detail::converts_to_bool_silently<B>
+  linear(std::size_t, std::size_t, B) = delete;
 
   tensor<element_type_> weight;  ///< tensor<T>: [out_features][in_features]
   tensor<element_type_> bias;    ///< tensor<T>: [out_features], or shape {0} without bias
