@@ -1,5 +1,5 @@
 // benchmark/bench_highway.cpp -- mha's x86-64 run-time dispatch against
-// Google Highway's (issue 10, item 6; docs/dispatch.md, "Highway, measured"),
+// Google Highway's (issue 10, item 6; docs/dispatch.md, "Why not Google Highway (measured)"),
 // one process built for the baseline (-march=x86-64), single-threaded,
 // outputs consumed with benchmark::DoNotOptimize:
 //   BM_highway/linear/mha/<level>   mha::linear<float, 768, 768, true>::forward

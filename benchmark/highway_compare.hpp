@@ -1,5 +1,5 @@
 // benchmark/highway_compare.hpp -- mha's run-time dispatch against Google
-// Highway's (issue 10, item 6; docs/dispatch.md, "Highway, measured"): the
+// Highway's (issue 10, item 6; docs/dispatch.md, "Why not Google Highway (measured)"): the
 // same two functions written once for each, each dispatched by its library.
 //   linear: GPT-2's out_proj on a whole context, y[1024][768] = x[1024][768]
 //           * weight^T + bias (weight [768][768], nn.Linear's layout): what
