@@ -1039,7 +1039,10 @@ TEST_CASE("a moved-from dynamic::kv_cache serves no module", "[kv_cache]") {
   CHECK(cache.capacity() == 0);
   CHECK(cache.batch() == 0);
   for (auto& v : out) v = 7.0f;
-  CHECK_THROWS_AS(m.forward(x, out, cache, ws), std::invalid_argument);
+  CHECK_THROWS_WITH(  // the message says why
+      m.forward(x, out, cache, ws),
+      Catch::Matchers::Contains("the KV cache is empty (default-constructed or moved from") &&
+          Catch::Matchers::Contains("this module has 2 key/value heads"));
   for (const float v : out) CHECK(v == 7.0f);
   m.forward(x, out, moved, ws);  // the new owner works
   CHECK(moved.size() == 4);

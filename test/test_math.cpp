@@ -413,6 +413,38 @@ TEST_CASE("simd::exp gives PyTorch's subnormals and 0 below the normal range", "
     REQUIRE(std::bit_cast<std::uint32_t>(ev[l]) == std::bit_cast<std::uint32_t>(simd::exp(v[l])));
 }
 
+// simd::exp_of_nonpositive (the token-major head's exponential, 2026-12-04)
+// leaves out exp's clamp to 88: for every argument up to 88 and for NaN it
+// must give exp's bits. A sample of every float class (every 16381st bit
+// pattern, with -0, 88 and its neighbours, -104, the infinities), lanes
+// mixed, with lanes above 88 beside them (their results are unspecified and
+// not compared: lanes do not interact).
+TEST_CASE("simd::exp_of_nonpositive gives exp's bits for every argument <= 88", "[math]") {
+  namespace simd = mha::detail::simd;
+  using V = simd::vec<float>;
+  constexpr std::size_t L = simd::lanes<float>;
+  std::vector<float> xs;
+  for (std::uint64_t b = 0; b <= 0xFFFFFFFFu; b += 16381)
+    xs.push_back(std::bit_cast<float>(static_cast<std::uint32_t>(b)));
+  for (const float c : {88.0f, -104.0f, 0.0f, -0.0f, std::numeric_limits<float>::infinity(),
+                        -std::numeric_limits<float>::infinity()})
+    for (int d = -2; d <= 2; ++d)
+      xs.push_back(std::bit_cast<float>(std::bit_cast<std::uint32_t>(c) + static_cast<std::uint32_t>(d)));
+  std::size_t checked = 0;
+  for (std::size_t i = 0; i < xs.size(); i += L) {
+    V x{};
+    for (std::size_t l = 0; l < L; ++l) x[l] = xs[(i + l) % xs.size()];
+    const V want = simd::exp(x), got = simd::exp_of_nonpositive(x);
+    for (std::size_t l = 0; l < L; ++l) {
+      if (!(x[l] <= 88.0f) && !std::isnan(x[l])) continue;  // unspecified above 88
+      CAPTURE(x[l]);
+      REQUIRE(std::bit_cast<std::uint32_t>(got[l]) == std::bit_cast<std::uint32_t>(want[l]));
+      ++checked;
+    }
+  }
+  REQUIRE(checked > 190000);  // 199,910 of the 262,194 sampled bit patterns, and the extras
+}
+
 // The report's model: row 1's scores are -1000 and 0, so its weights are
 // exactly [0, 1] in PyTorch (torch.softmax(tensor([-1000., 0.])) is [0., 1.])
 // and its context 0 * 1e38 + 1 * 0 = 0; it was 1.2e-38 * 1e38 = 1.18.

@@ -285,9 +285,13 @@ class dynamic_module : public walked_parameter_count<Derived> {
     if (cache.num_heads() != m.num_kv_heads() || cache.head_dim() != m.head_dim() ||
         cache.capacity() != m.context_length())
       throw std::invalid_argument(
-          std::string(Derived::api) + "::forward: the KV cache was made for " +
-          std::to_string(cache.num_heads()) + " key/value heads of head_dim " +
-          std::to_string(cache.head_dim()) + " and capacity " + std::to_string(cache.capacity()) +
+          std::string(Derived::api) +
+          (cache.capacity() == 0 && cache.num_heads() == 0
+               ? std::string("::forward: the KV cache is empty (default-constructed or moved "
+                             "from: 0 key/value heads, capacity 0)")
+               : "::forward: the KV cache was made for " + std::to_string(cache.num_heads()) +
+                     " key/value heads of head_dim " + std::to_string(cache.head_dim()) +
+                     " and capacity " + std::to_string(cache.capacity())) +
           ", this module has " + std::to_string(m.num_kv_heads()) + " key/value heads of head_dim " +
           std::to_string(m.head_dim()) + " and context_length " +
           std::to_string(m.context_length()));

@@ -65,6 +65,14 @@ inline constexpr std::size_t vector_registers = 8;
 inline constexpr std::size_t vector_registers = simd::vector_bytes == 64 ? 32 : 16;
 #endif
 
+/// Whether the target divides float vectors with vector instructions (MVE
+/// has no vector division: GCC divides lane by lane through a stack copy).
+#if defined(__ARM_FEATURE_MVE)
+inline constexpr bool vector_division = false;
+#else
+inline constexpr bool vector_division = true;
+#endif
+
 /// Narrowest power of two >= Tokens, at least 4 and at most Cap.
 template <std::size_t Tokens, std::size_t Cap>
 inline constexpr std::size_t pow2_width = [] {
@@ -365,10 +373,12 @@ MHA_DETAIL_INLINE V divide_by_score_divisor(V s, T divisor) noexcept {
 /// q, k, v, c: the head's first feature row of Q^T, K^T, V^T, C^T at the
 /// sequence's first column; element (d, t) at [d * cols + t], t < padded
 /// tokens (a multiple of W). For each vector of W queries (first ..
-/// first+W-1), only the keys up to the vector's last query are visited
-/// (rounded up to a block of jb keys, which stays inside the padded row); a key
-/// j is masked in the lanes of queries i < j, which covers keys past the
-/// tokens too. Padding lanes (queries >= tokens) compute values that are never
+/// first+W-1), only the keys up to the vector's last query are visited: the
+/// scores in blocks of jb keys (rounded up, which stays inside the padded
+/// row), everything after them (maximum, exponentials, weights, context) up
+/// to the last real query only, since a later key is masked in every lane
+/// of a real query and would add exact zeros; a key j is masked in the lanes
+/// of queries i < j. Padding lanes (queries >= tokens) compute values that are never
 /// stored to the output. tokens, cols: size_c (the loops fold; few query
 /// vectors are unrolled) or std::size_t (one instantiation for every count).
 /// s: scratch for the padded token count of score vectors. One instantiation
@@ -400,11 +410,20 @@ template <class T, std::size_t W, std::size_t HeadDim, class Tokens, class Cols>
   // vectors are few (keys and loop bounds fold), a std::size_t otherwise
   const auto query_vector = [&](auto first) MHA_DETAIL_LAMBDA_INLINE {
     const std::size_t last = first + W < tokens ? first + W : tokens;  // one past the last query
-    const std::size_t keys = (last + jb - 1) / jb * jb;                // <= padded tokens
     const VI query = lane + static_cast<int>(first);
-    // scores, jb keys at a time
-    for (std::size_t j = 0; j < keys; j += jb)
+    // scores, jb keys at a time (up to last rounded up: <= padded tokens)
+    for (std::size_t j = 0; j < last; j += jb)
       score_block<T, W, jb, HeadDim>(q + first, k + j, s + j, cols);
+    // From here on the keys j < last only: a key j >= last is masked in
+    // every lane of a real query (i < last <= j), where it would add an
+    // exact +0 to the exponentials' sum (no change) and 0 * v to the context
+    // (no change but for the sign of a zero sum, which attention_head_simple
+    // and the scalar head, summing over j <= i only, never add either), so
+    // leaving it out moves no real query's bits away from the other paths
+    // (the padding lanes are never stored). On the last query vector of a
+    // token count that is not a multiple of jb this saves up to jb - 1 key
+    // vectors of exponentials, divisions and context.
+    const std::size_t keys = last;
     // scale, mask, maximum over the unmasked keys
     V row_max = V{} - inf;
     for (std::size_t j = 0; j < keys; ++j) {
@@ -422,14 +441,23 @@ template <class T, std::size_t W, std::size_t HeadDim, class Tokens, class Cols>
       for (std::size_t l = 0; l < L; ++l) {
         const std::size_t j = j0 + l;
         if (j >= keys) break;
-        V e = simd::exp(s[j] - row_max);
+        // (s - max <= 0 in every unmasked lane; a masked lane's value is replaced)
+        V e = simd::exp_of_nonpositive(s[j] - row_max);
         if (j > first) e = query < static_cast<int>(j) ? V{} : e;
         s[j] = e;
         part[l] += e;
       }
     }
     const V sum = pairwise_lane_sum(part);
-    for (std::size_t j = 0; j < keys; ++j) s[j] = s[j] / sum;
+    if constexpr (vector_division) {
+      for (std::size_t j = 0; j < keys; ++j) s[j] = s[j] / sum;
+    } else {
+      // no vector division (MVE): W scalar divisions each in place, instead
+      // of the compiler's lowering through a stack copy of the vector
+      for (std::size_t j = 0; j < keys; ++j)
+#pragma GCC unroll 16
+        for (std::size_t l = 0; l < W; ++l) s[j][l] = s[j][l] / sum[l];
+    }
     // context, db features at a time
     std::size_t d = 0;
     for (; d + db <= HeadDim; d += db)

@@ -85,13 +85,14 @@ class causal_attention : public detail::dynamic_module<causal_attention<T, Mask>
   /// CausalAttention(3, 2, 6, 0) with an integer dropout 0 would otherwise be
   /// qkv_bias false (and a dropout 1 qkv_bias true); write the dropout as 0.0,
   /// or pass true or false.
-  template <class B>
-    requires(!std::floating_point<B> && detail::converts_to_bool_silently<B>)
-  causal_attention(std::size_t, std::size_t, std::size_t, B) = delete;
+  template <class DropoutOrQkvBiasMustBeBool>
+    requires(!std::floating_point<DropoutOrQkvBiasMustBeBool> &&
+             detail::converts_to_bool_silently<DropoutOrQkvBiasMustBeBool>)
+  causal_attention(std::size_t, std::size_t, std::size_t, DropoutOrQkvBiasMustBeBool) = delete;
   /// The same for the book's order (after dropout): qkv_bias must be a bool.
-  template <std::floating_point D, class B>
-    requires detail::converts_to_bool_silently<B>
-  causal_attention(std::size_t, std::size_t, std::size_t, D, B) = delete;
+  template <std::floating_point D, class QkvBiasMustBeBool>
+    requires detail::converts_to_bool_silently<QkvBiasMustBeBool>
+  causal_attention(std::size_t, std::size_t, std::size_t, D, QkvBiasMustBeBool) = delete;
 
   // linear<T> (float when T is not float or double: the one error is the
   // static_assert above)

@@ -100,10 +100,10 @@ class grouped_query_attention : public detail::dynamic_module<grouped_query_atte
   /// mha::rope<10000> writes it, or the book's dropout; a pointer) would
   /// convert to bool silently: deleted; pass qkv_bias, then
   /// rope_config{theta_base}.
-  template <class D, class... More>
-    requires detail::converts_to_bool_silently<D>
-  grouped_query_attention(std::size_t, std::size_t, std::size_t, std::size_t, std::size_t, D,
-                          More...) = delete;
+  template <class QkvBiasMustBeBool, class... More>
+    requires detail::converts_to_bool_silently<QkvBiasMustBeBool>
+  grouped_query_attention(std::size_t, std::size_t, std::size_t, std::size_t, std::size_t,
+                          QkvBiasMustBeBool, More...) = delete;
 
   linear<detail::element_or_float<T>> w_query;   ///< weight [d_out][d_in]
   linear<detail::element_or_float<T>> w_key;     ///< weight [num_kv_heads*head_dim][d_in]

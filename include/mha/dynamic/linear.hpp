@@ -55,9 +55,9 @@ class linear : public detail::walked_parameter_count<linear<T>> {
   /// Anything but a bool where with_bias goes (an integer, a floating-point
   /// number, a pointer) would convert to bool silently: deleted (a third size
   /// by mistake, linear(3, 2, 4), would otherwise be a layer with bias).
-  template <class B>
-    requires detail::converts_to_bool_silently<B>
-  linear(std::size_t, std::size_t, B) = delete;
+  template <class WithBiasMustBeBool>
+    requires detail::converts_to_bool_silently<WithBiasMustBeBool>
+  linear(std::size_t, std::size_t, WithBiasMustBeBool) = delete;
 
   tensor<element_type_> weight;  ///< tensor<T>: [out_features][in_features]
   tensor<element_type_> bias;    ///< tensor<T>: [out_features], or shape {0} without bias

@@ -109,18 +109,22 @@ class multi_head_attention : public detail::dynamic_module<multi_head_attention<
   /// MultiHeadAttention(3, 2, 6, 0, 2) with an integer dropout 0 would
   /// otherwise be num_heads 0 and qkv_bias true; write the dropout as 0.0, or
   /// pass num_heads and then true or false.
-  template <class H, class B>
-    requires(!std::floating_point<H> && detail::converts_to_bool_silently<B>)
-  multi_head_attention(std::size_t, std::size_t, std::size_t, H, B) = delete;
+  template <class NumHeadsOrIntegerDropout, class QkvBiasMustBeBool>
+    requires(!std::floating_point<NumHeadsOrIntegerDropout> &&
+             detail::converts_to_bool_silently<QkvBiasMustBeBool>)
+  multi_head_attention(std::size_t, std::size_t, std::size_t, NumHeadsOrIntegerDropout,
+                       QkvBiasMustBeBool) = delete;
   /// The same for the cross-attention form: qkv_bias must be a bool.
-  template <class B>
-    requires detail::converts_to_bool_silently<B>
-  multi_head_attention(std::size_t, std::size_t, std::size_t, std::size_t, B, kv_dims) = delete;
+  template <class QkvBiasMustBeBool>
+    requires detail::converts_to_bool_silently<QkvBiasMustBeBool>
+  multi_head_attention(std::size_t, std::size_t, std::size_t, std::size_t, QkvBiasMustBeBool,
+                       kv_dims) = delete;
   /// The same for the book's order (after dropout and num_heads): qkv_bias
   /// must be a bool.
-  template <std::floating_point D, class B>
-    requires detail::converts_to_bool_silently<B>
-  multi_head_attention(std::size_t, std::size_t, std::size_t, D, std::size_t, B) = delete;
+  template <std::floating_point D, class QkvBiasMustBeBool>
+    requires detail::converts_to_bool_silently<QkvBiasMustBeBool>
+  multi_head_attention(std::size_t, std::size_t, std::size_t, D, std::size_t,
+                       QkvBiasMustBeBool) = delete;
 
   // linear<T> (float when T is not float or double: the one error is the
   // static_assert above)

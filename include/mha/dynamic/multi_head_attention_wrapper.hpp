@@ -86,15 +86,17 @@ class multi_head_attention_wrapper : public detail::dynamic_module<multi_head_at
   /// MultiHeadAttentionWrapper(3, 2, 6, 0, 2) with an integer dropout 0 would
   /// otherwise be num_heads 0 and qkv_bias true; write the dropout as 0.0, or
   /// pass num_heads and then true or false.
-  template <class H, class B>
-    requires(!std::floating_point<H> && detail::converts_to_bool_silently<B>)
-  multi_head_attention_wrapper(std::size_t, std::size_t, std::size_t, H, B) = delete;
+  template <class NumHeadsOrIntegerDropout, class QkvBiasMustBeBool>
+    requires(!std::floating_point<NumHeadsOrIntegerDropout> &&
+             detail::converts_to_bool_silently<QkvBiasMustBeBool>)
+  multi_head_attention_wrapper(std::size_t, std::size_t, std::size_t, NumHeadsOrIntegerDropout,
+                               QkvBiasMustBeBool) = delete;
   /// The same for the book's order (after dropout and num_heads): qkv_bias
   /// must be a bool.
-  template <std::floating_point D, class B>
-    requires detail::converts_to_bool_silently<B>
+  template <std::floating_point D, class QkvBiasMustBeBool>
+    requires detail::converts_to_bool_silently<QkvBiasMustBeBool>
   multi_head_attention_wrapper(std::size_t, std::size_t, std::size_t, D, std::size_t,
-                               B) = delete;
+                               QkvBiasMustBeBool) = delete;
 
   std::vector<head_type> heads;  ///< head 0 first
 
