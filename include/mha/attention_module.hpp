@@ -93,7 +93,7 @@ consteval bool fixed_can_forward() noexcept {
                                           M::context_length>;
       // (the stack limit as forward_overloads.hpp's forward_stack_ checks it:
       // W::stack_bytes, plus the output that forward(x) returns; W::fits is
-      // false for sizes that overflow std::size_t)
+      // false for sizes past the largest object, PTRDIFF_MAX bytes)
       constexpr bool workspace_fits =
           W::fits && within_inline_limit<(W::fits ? W::storage_bytes : 0), MHA_DETAIL_MAX_INLINE_BYTES()>;
       if constexpr (sizeof...(Out) == 0) {

@@ -79,10 +79,13 @@ class kv_cache {
 
  private:
   friend struct detail::kv_cache_access;
-  static constexpr bool fits_ = detail::product_fits<2 * sizeof(T), Batch, NumHeads, HeadDim, Capacity>;
+  // (both arrays, and 64 bytes for size_ and the padding, within the largest object)
+  static constexpr bool fits_ = detail::product_at_most<detail::max_object_bytes - 64, 2 * sizeof(T),
+                                                        Batch, NumHeads, HeadDim, Capacity>;
   static_assert(fits_,
-                "mha::kv_cache: 2 * Batch * num_heads * head_dim * Capacity elements overflow "
-                "std::size_t in bytes (Capacity = the module's ContextLength is too large)");
+                "mha::kv_cache: 2 * Batch * num_heads * head_dim * Capacity elements exceed the "
+                "largest object size in bytes, PTRDIFF_MAX (Capacity = the module's ContextLength "
+                "is too large)");
   T key_t_[fits_ ? Batch * width * Capacity : 1];
   T value_[fits_ ? Batch * Capacity * width : 1];
   std::size_t size_ = 0;

@@ -64,7 +64,7 @@ struct tensor {
                 "mha::tensor: every extent must be greater than 0");
   static_assert(detail::product_fits<sizeof(T), Extents...>,
                 "mha::tensor: the size in bytes (the product of the extents times sizeof(T)) "
-                "overflows std::size_t");
+                "exceeds the largest object size, PTRDIFF_MAX");
 
   /// Element type.
   using value_type = T;

@@ -57,7 +57,7 @@ class tensor_view {
                 "mha::tensor_view: every extent must be greater than 0");
   static_assert(detail::product_fits<sizeof(T), Extents...>,
                 "mha::tensor_view: the size in bytes (the product of the extents times "
-                "sizeof(T)) overflows std::size_t");
+                "sizeof(T)) exceeds the largest object size, PTRDIFF_MAX");
 
   /// tensor<value_type, Extents...>: the owning tensor a view converts from
   /// (`element_or_float`, `at_least_1` and the [1] fallback keep an invalid

@@ -1,7 +1,7 @@
 // compile-fail case: the KV cache of a module whose ContextLength makes the
 // cache's size in bytes overflow std::size_t (found by an adversarial trial:
 // the arrays wrapped to 0 elements and the cached forward overran the heap).
-// Must fail with: mha::kv_cache: 2 \* Batch \* num_heads \* head_dim \* Capacity elements overflow std::size_t
+// Must fail with: mha::kv_cache: 2 \* Batch \* num_heads \* head_dim \* Capacity elements exceed the largest object size in bytes, PTRDIFF_MAX
 // With -DMHA_CF_OK (a sane ContextLength) it must compile.
 #include <cstddef>
 

@@ -1,5 +1,5 @@
 // compile-fail case: tensor whose size in bytes overflows std::size_t.
-// Must fail with: mha::tensor: the size in bytes (the product of the extents times sizeof(T)) overflows std::size_t
+// Must fail with: mha::tensor: the size in bytes (the product of the extents times sizeof(T)) exceeds the largest object size, PTRDIFF_MAX
 // With -DMHA_CF_OK (one extent changed) it must compile.
 #include <cstddef>
 

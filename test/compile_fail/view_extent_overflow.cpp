@@ -1,6 +1,6 @@
 // compile-fail case: tensor_view whose size in bytes overflows std::size_t
 // (the element count would wrap to 0).
-// Must fail with: mha::tensor_view: the size in bytes (the product of the extents times sizeof(T)) overflows std::size_t
+// Must fail with: mha::tensor_view: the size in bytes (the product of the extents times sizeof(T)) exceeds the largest object size, PTRDIFF_MAX
 // With -DMHA_CF_OK (one extent changed) it must compile.
 #include <cstddef>
 

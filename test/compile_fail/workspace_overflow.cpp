@@ -1,7 +1,7 @@
 // compile-fail case: a workspace whose size in bytes overflows std::size_t
 // (the score rows of ContextLength keys; found by an adversarial trial: the
 // storage wrapped to a few elements).
-// Must fail with: mha::workspace: its size in bytes overflows std::size_t
+// Must fail with: mha::workspace: its size in bytes exceeds the largest object size, PTRDIFF_MAX
 // With -DMHA_CF_OK (a sane ContextLength) it must compile.
 #include <cstddef>
 

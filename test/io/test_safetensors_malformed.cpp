@@ -435,6 +435,39 @@ TEST_CASE("non-finite values: an error unless allowed", "[io][malformed]") {
   expect_error("f64_overflow", make_file(ts), load_errc::non_finite, {"W_query.bias", "range"});
 }
 
+TEST_CASE("__metadata__ counts past 32 bits are mismatches on every target", "[io][malformed]") {
+  // Found by a breaker trial: parse_count read into std::size_t, so on 32-bit
+  // ARM "4294967298" wrapped to 2, matched the model's num_heads and loaded
+  // (without even the "head count not verified" warning).
+  const auto with_metadata = [](const std::string& entries) {
+    auto [h, d] = header_and_data(valid_tensors());
+    const std::string plain = R"({"__metadata__":{"format":"pt"})";
+    REQUIRE(h.compare(0, plain.size(), plain) == 0);
+    h.replace(0, plain.size(), R"({"__metadata__":{"format":"pt",)" + entries + "}");
+    return raw_file(h, d);
+  };
+  expect_error("num_heads_2_pow_32_plus_2", with_metadata(R"("num_heads":"4294967298")"),
+               load_errc::hyperparameter,
+               {"__metadata__ 'num_heads' is 4294967298 in the file, expected 2"});
+  expect_error("d_in_2_pow_32_plus_3", with_metadata(R"("d_in":"4294967299")"),
+               load_errc::hyperparameter,
+               {"__metadata__ 'd_in' is 4294967299 in the file, expected 3"});
+  expect_error("d_out_20_digits", with_metadata(R"("d_out":"18446744073709551620")"),
+               load_errc::hyperparameter, {"'d_out'", "not a non-negative integer"});
+  // a context_length past 32 bits is longer than the model's: loads, no warning
+  const auto longer = with_metadata(R"("num_heads":"2","context_length":"4294967301")");
+  auto m = patterned_model();
+  const auto r = mha::io::try_load_safetensors_memory(longer.data(), longer.size(), *m);
+  CHECK(r.ok());
+  CHECK(r.warnings.empty());
+  // and one that wraps to less than the model's 5 on 32 bits (2^32 + 1 -> 1) is
+  // still longer than it
+  const auto wraps = with_metadata(R"("num_heads":"2","context_length":"4294967297")");
+  const auto r2 = mha::io::try_load_safetensors_memory(wraps.data(), wraps.size(), *m);
+  CHECK(r2.ok());
+  CHECK(r2.warnings.empty());
+}
+
 TEST_CASE("strictness: missing, unexpected, qkv bias mismatch, mask", "[io][malformed]") {
   auto ts = valid_tensors();
   ts.erase(ts.begin() + 6);  // out_proj.weight

@@ -20,6 +20,7 @@
 
 #include <concepts>
 #include <cstddef>
+#include <cstdint>
 #include <type_traits>
 
 namespace mha {
@@ -56,17 +57,25 @@ inline constexpr bool greater_than_zero = Value > 0;
 template <std::size_t... Values>
 inline constexpr bool all_greater_than_zero = ((Values > 0) && ...);
 
-/// The product of Values does not overflow std::size_t (a tensor's element
-/// count, and its bytes with sizeof(T) as one of the values).
-template <std::size_t... Values>
-inline constexpr bool product_fits = [] {
+/// The largest object, in bytes, that g++ and clang++ accept (PTRDIFF_MAX:
+/// g++ "exceeds maximum object size", clang++ "array is too large"), and the
+/// largest distance that pointer subtraction defines. A size between it and
+/// SIZE_MAX fits std::size_t but no object.
+inline constexpr std::size_t max_object_bytes = static_cast<std::size_t>(PTRDIFF_MAX);
+
+/// The product of Values is at most Bound, computed without overflow.
+template <std::size_t Bound, std::size_t... Values>
+inline constexpr bool product_at_most = [] {
   std::size_t product = 1;
   bool fits = true;
-  ((fits = fits && (Values == 0 || product <= static_cast<std::size_t>(-1) / Values),
-    product *= Values),
-   ...);
+  ((fits = fits && (Values == 0 || product <= Bound / Values), product *= Values), ...);
   return fits;
 }();
+
+/// The product of Values is at most max_object_bytes (a tensor's bytes, with
+/// sizeof(T) as one of the values): an array of that many bytes can exist.
+template <std::size_t... Values>
+inline constexpr bool product_fits = product_at_most<max_object_bytes, Values...>;
 
 /// Divisor > 0 and Value % Divisor == 0.
 template <std::size_t Value, std::size_t Divisor>

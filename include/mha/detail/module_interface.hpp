@@ -153,8 +153,9 @@ template <class T, std::size_t Batch, std::size_t Tokens, std::size_t DIn, std::
 struct attention_workspace_sizes {
   static constexpr std::size_t batch = Batch;    ///< sequences per call
   static constexpr std::size_t tokens = Tokens;  ///< largest token count per sequence
-  /// The sizes below fit std::size_t in bytes (with a factor 2 for their
-  /// sums); false for absurd shapes (a ContextLength near SIZE_MAX / width),
+  /// The sizes below fit the largest object in bytes (PTRDIFF_MAX, with a
+  /// factor for their sums); false for absurd shapes (a ContextLength near
+  /// PTRDIFF_MAX / width),
   /// which attention_workspace refuses with a static_assert.
   static constexpr bool fits = product_fits<8 * sizeof(T), Tokens, (Width > 0 ? Width : 1)> &&
                                product_fits<8 * sizeof(T), Batch, Tokens, (Width > 0 ? Width : 1)> &&
@@ -215,8 +216,8 @@ struct attention_workspace
     : attention_workspace_sizes<T, Batch, Tokens, DIn, Width, ContextLength> {
   using sizes_type = attention_workspace_sizes<T, Batch, Tokens, DIn, Width, ContextLength>;
   static_assert(sizes_type::fits,
-                "mha::workspace: its size in bytes overflows std::size_t (ContextLength, the "
-                "token count or the width is too large)");
+                "mha::workspace: its size in bytes exceeds the largest object size, PTRDIFF_MAX "
+                "(ContextLength, the token count or the width is too large)");
   T storage[sizes_type::fits ? sizes_type::storage_elements : 1];  ///< the intermediates
   static_assert(detail::within_inline_limit<sizeof(storage), MHA_DETAIL_MAX_INLINE_BYTES()>,
                 "mha::workspace: sizeof exceeds MHA_MAX_INLINE_BYTES (the numbers: sizeof, limit); "

@@ -58,13 +58,16 @@ inline bool starts_with(std::string_view s, std::string_view prefix) noexcept {
   return s.substr(0, prefix.size()) == prefix;
 }
 
-/// A `__metadata__` value as a decimal count: digits only, fits std::size_t.
-inline bool parse_count(const std::string& s, std::size_t& v) noexcept {
-  if (s.empty() || s.size() > 19) return false;  // 19 digits always fit 64 bits
+/// A `__metadata__` value as a decimal count: digits only, at most 19 of them
+/// (always fits 64 bits). Read into std::uint64_t, not std::size_t: on a
+/// 32-bit target a count such as 4294967298 would wrap to 2 and pass as the
+/// model's; compared as 64-bit numbers it is the mismatch it is.
+inline bool parse_count(const std::string& s, std::uint64_t& v) noexcept {
+  if (s.empty() || s.size() > 19) return false;
   v = 0;
   for (const char c : s) {
     if (c < '0' || c > '9') return false;
-    v = v * 10 + static_cast<std::size_t>(c - '0');
+    v = v * 10 + static_cast<std::uint64_t>(c - '0');
   }
   return true;
 }
@@ -119,18 +122,18 @@ error check_hyperparameters(const header_info& h, const attention_desc<T>& d,
     for (const auto& [key, value] : counts) {
       const std::string* v = h.metadata_value(key);
       if (v == nullptr) continue;
-      std::size_t found = 0;
+      std::uint64_t found = 0;
       if (!parse_count(*v, found)) return unreadable(key, *v, "a non-negative integer");
-      if (found != value) return mismatch(key, *v, std::to_string(value), model_is);
+      if (found != std::uint64_t{value}) return mismatch(key, *v, std::to_string(value), model_is);
       if (std::string_view(key) == "num_heads") heads_known = true;
     }
     // No parameter depends on context_length (only the book's mask buffer,
     // checked on its own), so a model with another context takes the weights;
     // a longer one attends over more positions than the checkpoint was made for.
     if (const std::string* v = h.metadata_value("context_length")) {
-      std::size_t found = 0;
+      std::uint64_t found = 0;
       if (!parse_count(*v, found)) return unreadable("context_length", *v, "a non-negative integer");
-      if (found < d.context_length)
+      if (found < std::uint64_t{d.context_length})
         warnings.push_back("__metadata__ 'context_length' is " + *v + " in the file, the model's is " +
                            std::to_string(d.context_length) + " (" + d.model_name +
                            "): positions from " + *v + " on were not in the checkpoint's context");
