@@ -139,9 +139,51 @@ void check_gqa_against_dynamic(unsigned seed) {
 
 TEST_CASE("token-major path: grouped-query attention and RoPE equal mha::dynamic bit for bit",
           "[token_major][gqa]") {
+  // (the spec's compile-time group count, a const size_c member until
+  // 2026-12-05, was not recognised as one, so these models took the general
+  // path: make_grouped_spec now static_asserts it)
+  STATIC_REQUIRE(mha::detail::is_size_c<const mha::detail::size_c<1>>);
   check_gqa_against_dynamic<2, 7, 8, 16, 4, 2, false, mha::rope<10000>>(41);
   check_gqa_against_dynamic<1, 21, 12, 24, 6, 1, true, mha::rope<10000>>(42);  // multi-query
   check_gqa_against_dynamic<2, 9, 8, 16, 4, 2, true, mha::no_rope>(43);
+}
+
+namespace {
+
+/// True when the forward of B sequences of N tokens of a module with H heads
+/// of width HeadDim runs token_major::attention_pairs (one (sequence, head)
+/// pair per vector lane) on this target.
+template <std::size_t B, std::size_t N, std::size_t HeadDim, std::size_t H>
+constexpr bool takes_pairs =
+    mha::detail::token_major::pairs_apply<HeadDim, H, mha::detail::size_c<B>,
+                                          mha::detail::size_c<N>>;
+
+}  // namespace
+
+// token_major::attention_pairs (head_dim <= 2, at most 8 tokens, at least 4
+// (sequence, head) pairs; targets with vector registers): whole and partly
+// filled pair vectors (4, 5, 6, 8 pairs), head_dim 1 and 2, 1 to 8 tokens,
+// grouped-query attention (a pair reads key/value head h / heads_per_kv) and
+// RoPE, against the twins' general path.
+TEST_CASE("token-major attention pairs equal mha::dynamic bit for bit", "[token_major]") {
+  if constexpr (mha::detail::simd::hardware_vectors) {
+    STATIC_REQUIRE(takes_pairs<2, 6, 1, 2>);  // the book's MultiHeadAttention
+    STATIC_REQUIRE(takes_pairs<3, 7, 2, 2>);
+    STATIC_REQUIRE_FALSE(takes_pairs<1, 6, 1, 2>);  // 2 pairs: one head at a time
+    STATIC_REQUIRE_FALSE(takes_pairs<2, 9, 1, 2>);  // 9 tokens
+    STATIC_REQUIRE_FALSE(takes_pairs<2, 6, 3, 2>);  // head_dim 3
+  }
+  check_against_dynamic<3, 7, 5, 4, 2, true>(61);    // head_dim 2, 6 pairs, 7 tokens
+  check_against_dynamic<1, 8, 6, 4, 4, false>(62);   // head_dim 1, 4 pairs, 8 tokens
+  check_against_dynamic<5, 1, 3, 1, 1, true>(63);    // one token, 5 pairs of one head
+  check_against_dynamic<2, 3, 4, 6, 3, true>(64);    // head_dim 2, 6 pairs
+  check_against_dynamic<4, 5, 2, 4, 2, false>(65);   // head_dim 2, 8 pairs (two vectors)
+  STATIC_REQUIRE(takes_pairs<3, 7, 2, 2> == mha::detail::simd::hardware_vectors);
+  STATIC_REQUIRE(takes_pairs<5, 1, 1, 1> == mha::detail::simd::hardware_vectors);
+  check_gqa_against_dynamic<2, 5, 6, 8, 4, 2, false, mha::rope<10000>>(66);  // head_dim 2
+  check_gqa_against_dynamic<3, 4, 4, 4, 2, 1, true, mha::no_rope>(67);  // multi-query
+  STATIC_REQUIRE(takes_pairs<2, 5, 2, 4> == mha::detail::simd::hardware_vectors);
+  STATIC_REQUIRE(takes_pairs<3, 4, 2, 2> == mha::detail::simd::hardware_vectors);
 }
 
 TEST_CASE("token-major path: training with dropout takes the general path", "[token_major]") {

@@ -77,10 +77,14 @@ std::string raw_file(const std::string& header, const std::string& data) {
   return le_u64(header.size()) + header + data;
 }
 
-/// Header text and data of well-formed tensors stored back to back.
-std::pair<std::string, std::string> header_and_data(const std::vector<tensor_spec>& ts) {
+/// Header text and data of well-formed tensors stored back to back;
+/// metadata_entries: more `"key":"value"` entries of __metadata__ after
+/// "format", comma-separated (none by default).
+std::pair<std::string, std::string> header_and_data(const std::vector<tensor_spec>& ts,
+                                                    const std::string& metadata_entries = "") {
   std::ostringstream h;
-  h << R"({"__metadata__":{"format":"pt"})";
+  h << R"({"__metadata__":{"format":"pt")" << (metadata_entries.empty() ? "" : ",")
+    << metadata_entries << "}";
   std::string data;
   for (const auto& t : ts) {
     h << ",\"" << t.name << R"(":{"dtype":")" << t.dtype << R"(","shape":)" << shape_json(t.shape)
@@ -440,10 +444,7 @@ TEST_CASE("__metadata__ counts past 32 bits are mismatches on every target", "[i
   // ARM "4294967298" wrapped to 2, matched the model's num_heads and loaded
   // (without even the "head count not verified" warning).
   const auto with_metadata = [](const std::string& entries) {
-    auto [h, d] = header_and_data(valid_tensors());
-    const std::string plain = R"({"__metadata__":{"format":"pt"})";
-    REQUIRE(h.compare(0, plain.size(), plain) == 0);
-    h.replace(0, plain.size(), R"({"__metadata__":{"format":"pt",)" + entries + "}");
+    auto [h, d] = header_and_data(valid_tensors(), entries);
     return raw_file(h, d);
   };
   expect_error("num_heads_2_pow_32_plus_2", with_metadata(R"("num_heads":"4294967298")"),

@@ -142,7 +142,9 @@ constexpr auto make_grouped_spec(DIn d_in, HeadDim head_dim, NumHeads num_heads,
     else
       return std::size_t{1};
   }();
-  return attention_spec<T, DIn, HeadDim, NumHeads, decltype(one), GroupFn, OutProj, KvHeads, Rope,
+  using Groups = std::remove_cv_t<decltype(one)>;
+  static_assert(is_size_c<NumHeads> == is_size_c<Groups>);  // (a size_c with compile-time heads)
+  return attention_spec<T, DIn, HeadDim, NumHeads, Groups, GroupFn, OutProj, KvHeads, Rope,
                         Causal>{
       d_in, head_dim, num_heads, one, group, out_proj, divisor, num_kv_heads, rope};
 }

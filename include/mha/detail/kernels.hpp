@@ -22,6 +22,7 @@
 #include <cstddef>
 #include <limits>
 #include <type_traits>
+#include <utility>
 
 #include <mha/detail/dropout.hpp>
 #include <mha/detail/gemm.hpp>
@@ -196,6 +197,29 @@ MHA_DETAIL_INLINE constexpr U pairwise_lane_sum(U (&part)[L]) noexcept {
   return part[0];
 }
 
+/// pairwise_lane_sum of L parts of which only part[0..Live) may be nonzero,
+/// the others +0 and not stored (part has Live elements), for parts that are
+/// >= +0 or NaN (sums of exponentials): the additions of a +0 part are left
+/// out, which changes no bit (x + +0 is x for such x), so the result has the
+/// bits of pairwise_lane_sum over all L. W: the tree's current step (L/2 first;
+/// Live shrinks with it, part keeps its size).
+template <std::size_t L, std::size_t Live, std::size_t W = L / 2, class U, std::size_t N>
+MHA_DETAIL_INLINE constexpr U pairwise_lane_sum_live(U (&part)[N]) noexcept {
+  static_assert(L != 0 && (L & (L - 1)) == 0 && Live >= 1 && Live <= L && Live <= N);
+  if constexpr (W == 0) {
+    return part[0];
+  } else {
+    [&]<std::size_t... I>(std::index_sequence<I...>) MHA_DETAIL_LAMBDA_INLINE {
+      const auto step = [&](auto l) MHA_DETAIL_LAMBDA_INLINE {
+        constexpr std::size_t i = decltype(l)::value;
+        if constexpr (i + W < Live) part[i] = part[i] + part[i + W];
+      };
+      (step(std::integral_constant<std::size_t, I>{}), ...);
+    }(std::make_index_sequence<W>{});
+    return pairwise_lane_sum_live<L, (Live < W ? Live : W), W / 2>(part);
+  }
+}
+
 /// The scalar mirror of softmax_causal_row's float vector code, after the
 /// division by the divisor: s[0:len] holds the divided scores of one row and
 /// row_max their maximum; afterwards s[0:len] holds the attention weights.
@@ -273,11 +297,14 @@ constexpr void softmax_causal_row(T* s, std::size_t len, std::size_t width, T di
     if (len <= L) {
       // one (partly loaded) vector kept in registers; the same values as the
       // general loop below would give for this row
-      const V v = simd::load_partial(s, len, row_max) / divisor;  // padding: -inf
+      V v = simd::load_partial(s, len, row_max);  // padding: -inf
+      simd::divide_in_place(v, simd::broadcast(divisor));
       row_max = simd::reduce_max<T>(v);
       const V e = simd::keep_first<T>(simd::exp(v - row_max), len);
       sum = simd::reduce_sum<T>(e);
-      simd::store_partial(s, e / sum, len);
+      V w = e;
+      simd::divide_in_place(w, simd::broadcast(sum));
+      simd::store_partial(s, w, len);
       apply_dropout(s, len, drop, b, head, i);
       for (std::size_t j = len; j < width; ++j) s[j] = T(0);
       return;
@@ -286,12 +313,14 @@ constexpr void softmax_causal_row(T* s, std::size_t len, std::size_t width, T di
     const std::size_t tail = len - full;
     V vmax = simd::broadcast(row_max);
     for (std::size_t j = 0; j < full; j += L) {
-      const V v = simd::load(s + j) / divisor;
+      V v = simd::load(s + j);
+      simd::divide_in_place(v, simd::broadcast(divisor));
       simd::store(s + j, v);
       vmax = simd::max<T>(vmax, v);
     }
     if (tail != 0) {
-      const V v = simd::load_partial(s + full, tail, row_max) / divisor;  // padding: -inf
+      V v = simd::load_partial(s + full, tail, row_max);  // padding: -inf
+      simd::divide_in_place(v, simd::broadcast(divisor));
       simd::store_partial(s + full, v, tail);
       vmax = simd::max<T>(vmax, v);
     }
@@ -308,8 +337,19 @@ constexpr void softmax_causal_row(T* s, std::size_t len, std::size_t width, T di
       vsum += e;
     }
     sum = simd::reduce_sum<T>(vsum);
-    for (std::size_t j = 0; j < full; j += L) simd::store(s + j, simd::load(s + j) / sum);
-    if (tail != 0) simd::store_partial(s + full, simd::load_partial(s + full, tail) / sum, tail);
+    // (divide_in_place: lane by lane without a stack copy where there is no
+    // vector division, MVE)
+    const V vs = simd::broadcast(sum);
+    for (std::size_t j = 0; j < full; j += L) {
+      V w = simd::load(s + j);
+      simd::divide_in_place(w, vs);
+      simd::store(s + j, w);
+    }
+    if (tail != 0) {
+      V w = simd::load_partial(s + full, tail);
+      simd::divide_in_place(w, vs);
+      simd::store_partial(s + full, w, tail);
+    }
   } else {
     for (std::size_t j = 0; j < len; ++j) {
       s[j] = s[j] / divisor;

@@ -121,6 +121,55 @@ template <class T>
 __attribute__((always_inline)) inline vec<T> broadcast(T s) noexcept {
   return vec<T>{} + s;
 }
+/// True when the target divides float vectors with vector instructions. MVE
+/// (Cortex-M55) has no vector division: GCC divides such a vector lane by
+/// lane through a stack copy of it, which divide_in_place avoids.
+#if defined(__ARM_FEATURE_MVE)
+inline constexpr bool vector_division = false;
+#else
+inline constexpr bool vector_division = true;
+#endif
+
+/// a = a / b lane by lane (IEEE division per lane, the same bits either way):
+/// one vector division where the target has it (vector_division), else one
+/// scalar division per lane in place, with no copy of a (on MVE four VDIVs on
+/// the S registers of Q0, below). VF: a GCC/Clang vector of float or double
+/// of any width; B: the same vector type or its element type (every lane
+/// divided by it).
+template <class VF, class B>
+__attribute__((always_inline)) inline void divide_in_place(VF& a, B b) noexcept {
+  if constexpr (vector_division || std::is_floating_point_v<VF>) {
+    a = a / b;
+#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 2) && defined(MHA_DETAIL_FMA_FLOAT) && \
+    defined(__GNUC__) && !defined(__clang__)
+  } else if constexpr (sizeof(VF) == 16 && !std::is_floating_point_v<B> &&
+                       std::is_same_v<std::remove_cvref_t<decltype(a[0])>, float>) {
+    // MVE: the lanes of Q0 and Q1 are the single-precision registers S0-S3
+    // and S4-S7, so four scalar VDIVs divide a vector held in Q0 by one in
+    // Q1 in place (GCC 12 moves each lane through a core register or the
+    // stack instead: about 4 instructions per lane more)
+    const float32x4_t a_in = std::bit_cast<float32x4_t>(a), b_in = std::bit_cast<float32x4_t>(b);
+    register float32x4_t num asm("q0") = a_in;
+    register float32x4_t den asm("q1") = b_in;
+    __asm__("vdiv.f32 s0, s0, s4\n\tvdiv.f32 s1, s1, s5\n\t"
+            "vdiv.f32 s2, s2, s6\n\tvdiv.f32 s3, s3, s7"
+            : "+w"(num)
+            : "w"(den));
+    const float32x4_t quotient = num;
+    a = std::bit_cast<VF>(quotient);
+#endif
+  } else {
+    constexpr std::size_t n = sizeof(VF) / sizeof(a[0]);
+#pragma GCC unroll 16
+    for (std::size_t l = 0; l < n; ++l) {
+      if constexpr (std::is_floating_point_v<B>)
+        a[l] = a[l] / b;
+      else
+        a[l] = a[l] / b[l];
+    }
+  }
+}
+
 /// Lane-wise maximum.
 template <class T>
 __attribute__((always_inline)) inline vec<T> max(vec<T> a, vec<T> b) noexcept {
@@ -198,18 +247,34 @@ struct uint_vector {
 template <class VF, bool Bits = compare_float_bits>
 __attribute__((always_inline)) inline VF clamp_beyond(VF x, float c) noexcept {
   if constexpr (Bits) {
-    // x lies beyond c exactly when its bits, unsigned, lie in (bits(c),
-    // bits(inf of c's sign)]: the floats of c's sign past c up to that
-    // infinity; NaN is above it, every other float below bits(c) or of the
-    // other sign (in the other half of the unsigned range)
+    // x lies beyond c exactly when its bits u, unsigned, lie in (bits(c),
+    // bits(inf of c's sign)] = (cb, k]: the floats of c's sign past c up to
+    // that infinity; NaN is above it, every other float below cb or of the
+    // other sign (in the other half of the unsigned range). Modulo 2^32,
+    // e = k - u is below m = k - cb exactly there (for u > k it wraps above
+    // m), so k - max(e, m) is cb there and u elsewhere: no comparison mask
     using VU = typename uint_vector<VF>::type;
     const std::uint32_t cb = std::bit_cast<std::uint32_t>(c);
-    const std::uint32_t inf = (cb & 0x80000000u) | 0x7F800000u;
-    const VU u = std::bit_cast<VU>(x);
-    return (u - (cb + 1u)) < (inf - cb) ? VF{} + c : x;
+    const std::uint32_t k = (cb & 0x80000000u) | 0x7F800000u;
+    const VU e = k - std::bit_cast<VU>(x);
+    const VU m = VU{} + (k - cb);
+    return std::bit_cast<VF>(k - (e > m ? e : m));
   } else {
     return c < 0 ? (x < c ? VF{} + c : x) : (x > c ? VF{} + c : x);
   }
+}
+
+/// The order-preserving integer key of softmax_max's bit comparison: the bits
+/// of v as signed integers, with the magnitude bits of negative floats
+/// flipped (key(a) > key(b) is softmax_max's a > b). Its own inverse:
+/// softmax_key(softmax_key(v) as float bits) gives v's bits back. A running
+/// maximum of keys (one integer maximum per step) is the bits of the running
+/// softmax_max<VF, true>, which keeps the larger key at each step.
+template <class VF>
+__attribute__((always_inline)) inline typename exp_int<VF>::type softmax_key(VF v) noexcept {
+  using VI = typename exp_int<VF>::type;
+  const VI i = std::bit_cast<VI>(v);
+  return i ^ ((i >> 31) & 0x7FFFFFFF);
 }
 
 /// a > b ? a : b lane by lane, for the maximum of a softmax row, whose
@@ -222,15 +287,100 @@ __attribute__((always_inline)) inline VF clamp_beyond(VF x, float c) noexcept {
 template <class VF, bool Bits = compare_float_bits>
 __attribute__((always_inline)) inline VF softmax_max(VF a, VF b) noexcept {
   if constexpr (Bits) {
-    using VI = typename exp_int<VF>::type;
-    const auto key = [](VF v) {  // negative floats: magnitude bits flipped
-      const VI i = std::bit_cast<VI>(v);
-      return i ^ ((i >> 31) & 0x7FFFFFFF);
-    };
-    return key(a) > key(b) ? a : b;
+    return softmax_key(a) > softmax_key(b) ? a : b;
   } else {
     return a > b ? a : b;
   }
+}
+
+#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 2) && defined(MHA_DETAIL_FMA_FLOAT) && \
+    defined(__GNUC__) && !defined(__clang__)
+#define MHA_DETAIL_SIMD_EXP_MVE 1
+/// exp_impl's operations on one MVE vector (Cortex-M55), written with MVE's
+/// vector-by-scalar forms (vfmaq_n, vfmasq_n, vsubq_n, ...), so that each
+/// constant is a core register operand instead of a broadcast into one of the
+/// eight Q registers, which GCC 12's generic vector code reloads for every
+/// use (about 3 instructions each; QEMU counts, docs/embedded.md). Each step
+/// is the same IEEE operation on the same operands as exp_impl's generic
+/// code, so the same bits: the clamps are clamp_beyond<VF, true>'s integer
+/// formula, every muladd is one fused multiply-add (MVE targets have FMA).
+template <bool ClampAbove>
+__attribute__((always_inline)) inline float32x4_t exp_mve(float32x4_t x) noexcept {
+  // clamp_beyond<VF, true>(v, c): k - max(k - u, k - cb) on the bits u of v,
+  // k - u as ~u + (k + 1)
+  const auto clamp = [](float32x4_t v, float c) __attribute__((always_inline)) {
+    const std::uint32_t cb = std::bit_cast<std::uint32_t>(c);
+    const std::uint32_t k = (cb & 0x80000000u) | 0x7F800000u;
+    const uint32x4_t e = vaddq_n_u32(vmvnq_u32(vreinterpretq_u32_f32(v)), k + 1u);
+    const uint32x4_t r = vmaxq_u32(e, vdupq_n_u32(k - cb));
+    return vreinterpretq_f32_u32(vaddq_n_u32(vmvnq_u32(r), k + 1u));
+  };
+  x = clamp(x, -104.0f);
+  if constexpr (ClampAbove) x = clamp(x, 88.0f);
+  constexpr float round_magic = 12582912.0f;
+  const float32x4_t t = vfmaq_n_f32(vdupq_n_f32(round_magic), x, 1.44269504088896341f);
+  const float32x4_t n = vsubq_n_f32(t, round_magic);
+  float32x4_t r = vfmaq_n_f32(x, vnegq_f32(n), 0.693359375f);
+  r = vfmaq_n_f32(r, n, 2.12194440e-4f);
+  float32x4_t p = vfmaq_n_f32(vdupq_n_f32(1.0f / 120.0f), r, 1.0f / 720.0f);
+  p = vfmasq_n_f32(p, r, 1.0f / 24.0f);
+  p = vfmasq_n_f32(p, r, 1.0f / 6.0f);
+  p = vfmasq_n_f32(p, r, 0.5f);
+  p = vfmasq_n_f32(p, r, 1.0f);
+  p = vfmasq_n_f32(p, r, 1.0f);
+  const int32x4_t ni = vsubq_n_s32(vreinterpretq_s32_f32(t), 0x4B400000);
+  const int32x4_t n1 = vshrq_n_s32(ni, 1);
+  const auto power_of_2 = [](int32x4_t e) __attribute__((always_inline)) {
+    return vreinterpretq_f32_s32(vshlq_n_s32(vaddq_n_s32(e, 127), 23));
+  };
+  return vmulq_f32(vmulq_f32(p, power_of_2(n1)), power_of_2(vsubq_s32(ni, n1)));
+}
+#endif
+
+/// True where one instruction loads or stores the 4 floats of a vector at 4
+/// arbitrary offsets (gather4, scatter4): MVE's VLDRW/VSTRW with a vector of
+/// offsets. Elsewhere they are 4 scalar loads or stores.
+#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 2) && defined(MHA_DETAIL_FMA_FLOAT)
+inline constexpr bool gather_scatter = true;
+#else
+inline constexpr bool gather_scatter = false;
+#endif
+
+/// A 4-float vector (GCC/Clang vector extension).
+typedef float float4 __attribute__((vector_size(16)));
+
+/// The element offsets of the 4 lanes of gather4 / scatter4 (in floats, each
+/// below 2^30).
+struct offsets4 {
+#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 2) && defined(MHA_DETAIL_FMA_FLOAT)
+  uint32x4_t bytes;  // in bytes, as VLDRW's offset operand
+  __attribute__((always_inline)) offsets4(const std::size_t (&o)[4]) noexcept
+      : bytes{static_cast<std::uint32_t>(o[0] * 4), static_cast<std::uint32_t>(o[1] * 4),
+              static_cast<std::uint32_t>(o[2] * 4), static_cast<std::uint32_t>(o[3] * 4)} {}
+#else
+  std::size_t elements[4];
+  __attribute__((always_inline)) offsets4(const std::size_t (&o)[4]) noexcept
+      : elements{o[0], o[1], o[2], o[3]} {}
+#endif
+};
+
+/// {base[o[0]], base[o[1]], base[o[2]], base[o[3]]} for the offsets o.
+__attribute__((always_inline)) inline float4 gather4(const float* base, const offsets4& o) noexcept {
+#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 2) && defined(MHA_DETAIL_FMA_FLOAT)
+  return std::bit_cast<float4>(vldrwq_gather_offset_f32(base, o.bytes));
+#else
+  return float4{base[o.elements[0]], base[o.elements[1]], base[o.elements[2]],
+                base[o.elements[3]]};
+#endif
+}
+
+/// base[o[l]] = v[l] for l = 0..3 (in that order where two offsets are equal).
+__attribute__((always_inline)) inline void scatter4(float* base, const offsets4& o, float4 v) noexcept {
+#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 2) && defined(MHA_DETAIL_FMA_FLOAT)
+  vstrwq_scatter_offset_f32(base, o.bytes, std::bit_cast<float32x4_t>(v));
+#else
+  for (std::size_t l = 0; l < 4; ++l) base[o.elements[l]] = v[l];
+#endif
 }
 
 /// e^x for a float or lane-wise for a GCC/Clang vector of float of any width
@@ -256,9 +406,13 @@ __attribute__((always_inline)) inline VF softmax_max(VF a, VF b) noexcept {
 /// that PyTorch computes as 0 became 1.2e-38, visible against a value row of
 /// 1e38.)
 /// ClampAbove false (exp_of_nonpositive below) leaves out the vectors' clamp
-/// to 88.
+/// to 88. On MVE a 4-lane vector takes exp_mve: the same operations.
 template <bool ClampAbove, class VF>
 __attribute__((always_inline)) constexpr VF exp_impl(VF x) noexcept {
+#if defined(MHA_DETAIL_SIMD_EXP_MVE)
+  if constexpr (!std::is_same_v<VF, float> && sizeof(VF) == 16)
+    return std::bit_cast<VF>(exp_mve<ClampAbove>(std::bit_cast<float32x4_t>(x)));
+#endif
   using vi = typename exp_int<VF>::type;
   // e^-104 is 0.49 of the smallest subnormal: rounds to 0. Clamps written so
   // that NaN compares false and passes through (PyTorch propagates NaN scores
@@ -320,5 +474,7 @@ __attribute__((always_inline)) constexpr VF exp_of_nonpositive(VF x) noexcept {
 }  // namespace simd
 }  // namespace MHA_DETAIL_ISA
 }  // namespace mha::detail
+
+#undef MHA_DETAIL_SIMD_EXP_MVE
 
 #include <mha/detail/macros_undef.hpp>

@@ -18,11 +18,16 @@ namespace mha::detail {
 template <std::size_t N>
 using size_c = std::integral_constant<std::size_t, N>;
 
-/// True for size_c<N>.
+/// True for size_c<N>, const or not (a const size_c member, e.g. of a spec
+/// built from a `const auto` local, is still a compile-time size: until
+/// 2026-12-05 it was not, and grouped_query_attention's compile-time-size
+/// forward silently took the general path instead of the token-major one).
 template <class X>
 inline constexpr bool is_size_c = false;
 template <std::size_t N>
 inline constexpr bool is_size_c<std::integral_constant<std::size_t, N>> = true;
+template <std::size_t N>
+inline constexpr bool is_size_c<const std::integral_constant<std::size_t, N>> = true;
 
 /// a * b: a size_c when both are, a std::size_t otherwise.
 template <class A, class B>

@@ -26,6 +26,11 @@
 // Only float inference takes this path (no dropout: training uses the
 // general path, whose dropout stream is defined per score row).
 //
+// Tiny heads (head_dim <= 2, at most 8 tokens, at least 4 sequence-head pairs,
+// compile-time batch and token count: pairs_apply) take attention_pairs
+// instead of attention_head: one (sequence, head) pair per lane, the same
+// operations per lane as attention_head_scalar, so the same bits.
+//
 // Memory: the transposed intermediates live in the caller's workspace
 // (workspace_elements); the stack holds the score vectors of one query vector
 // (padded tokens x W floats, at most max_tokens * 64 bytes = 16 KiB).
@@ -33,6 +38,7 @@
 
 #include <mha/detail/cxx20_check.hpp>
 
+#include <bit>
 #include <cstddef>
 #include <cstring>
 #include <limits>
@@ -63,14 +69,6 @@ inline constexpr std::size_t unrolled_query_vectors = 4;
 inline constexpr std::size_t vector_registers = 8;
 #else
 inline constexpr std::size_t vector_registers = simd::vector_bytes == 64 ? 32 : 16;
-#endif
-
-/// Whether the target divides float vectors with vector instructions (MVE
-/// has no vector division: GCC divides lane by lane through a stack copy).
-#if defined(__ARM_FEATURE_MVE)
-inline constexpr bool vector_division = false;
-#else
-inline constexpr bool vector_division = true;
 #endif
 
 /// Narrowest power of two >= Tokens, at least 4 and at most Cap.
@@ -449,15 +447,7 @@ template <class T, std::size_t W, std::size_t HeadDim, class Tokens, class Cols>
       }
     }
     const V sum = pairwise_lane_sum(part);
-    if constexpr (vector_division) {
-      for (std::size_t j = 0; j < keys; ++j) s[j] = s[j] / sum;
-    } else {
-      // no vector division (MVE): W scalar divisions each in place, instead
-      // of the compiler's lowering through a stack copy of the vector
-      for (std::size_t j = 0; j < keys; ++j)
-#pragma GCC unroll 16
-        for (std::size_t l = 0; l < W; ++l) s[j][l] = s[j][l] / sum[l];
-    }
+    for (std::size_t j = 0; j < keys; ++j) simd::divide_in_place(s[j], sum);
     // context, db features at a time
     std::size_t d = 0;
     for (; d + db <= HeadDim; d += db)
@@ -511,6 +501,161 @@ template <class T, std::size_t HeadDim, class Tokens, class Cols>
   }
 }
 
+/// Lanes of the vectors of attention_pairs: (sequence, head) pairs per vector.
+inline constexpr std::size_t pair_lanes = 4;
+/// Largest head_dim and token count for which forward runs the heads with one
+/// (sequence, head) pair per lane (attention_pairs) instead of one head at a
+/// time with tokens in the lanes (attention_head).
+inline constexpr std::size_t pairs_max_head_dim = 2;
+inline constexpr std::size_t pairs_max_tokens = 8;
+
+/// True when token_major::forward runs attention_pairs: a target with vector
+/// registers, compile-time batch and token count, head_dim <= 2, at most 8
+/// tokens and at least pair_lanes (sequence, head) pairs. There the
+/// token-major head wastes most of its lanes (half of each diagonal block is
+/// masked, and 6 tokens pad to 8), while the pairs fill every lane: for the
+/// book's MultiHeadAttention (2 sequences x 2 heads of width 1, 6 tokens) 21
+/// vector exponentials instead of 40 (Cortex-M55, docs/embedded.md).
+template <std::size_t HeadDim, std::size_t NumHeads, class Batch, class Tokens>
+inline constexpr bool pairs_apply = [] {
+  if constexpr (!simd::hardware_vectors || !is_size_c<Batch> || !is_size_c<Tokens>)
+    return false;
+  else
+    return HeadDim <= pairs_max_head_dim && Tokens::value <= pairs_max_tokens &&
+           Batch::value * NumHeads >= pair_lanes;
+}();
+
+/// The attention heads of Batch sequences of Tokens tokens (book section
+/// 3.5; PyTorch scaled_dot_product_attention with is_causal=True) with one
+/// (sequence b, query head h) pair per lane, pair_lanes pairs at a time (pair
+/// p = h * Batch + b; a last, partly filled vector repeats its first pair
+/// in the other lanes, which store the same values to the same place):
+/// c[h * HeadDim + d][b * Np + i] = sum_{j <= i} softmax_j(q_i . k_j / divisor) v[..][j].
+/// qt, ct: Q^T, C^T [NumHeads * HeadDim][Batch * Np]; kt, vt: K^T, V^T
+/// [num_kv_heads * HeadDim][Batch * Np], query head h reading key/value head
+/// h / HeadsPerKv. Each lane computes what attention_head_scalar computes for
+/// its pair, operation for operation (scores summed over d from 0 with
+/// muladd, divided by the divisor; the maximum over j <= i; simd::exp; the
+/// sum in softmax_causal_row's lane order, keys j = l (mod L) then the
+/// pairwise tree; one division per weight; the context summed over j <= i
+/// from 0), so the same bits as every other path; the causal mask is the same
+/// in every lane (query i of every pair sees keys 0..i), so no lane is
+/// masked. Stack: the pairs' keys and values (2 * Tokens * HeadDim vectors)
+/// and one query's weights (Tokens vectors), at most 640 bytes.
+template <class T, std::size_t HeadDim, std::size_t Tokens, std::size_t Batch,
+          std::size_t NumHeads, std::size_t HeadsPerKv, std::size_t Np>
+[[gnu::noinline]] void attention_pairs(const T* qt, const T* kt, const T* vt, T* ct,
+                                       T divisor) noexcept {
+  constexpr std::size_t P = pair_lanes;
+  using V = vec<T, P>;
+  constexpr std::size_t L = simd::lanes<T>;  // lanes of the general path's softmax sum
+  constexpr std::size_t pairs = Batch * NumHeads;
+  constexpr std::size_t cols = Batch * Np;
+  for (std::size_t p0 = 0; p0 < pairs; p0 += P) {
+    // element (feature d, token t) of lane l's query / context head at
+    // at[l] + d * cols + t, of its key / value head at kv_at[l] + d * cols + t
+    // (pairs ordered head by head: with head_dim 1 the lanes are Np apart)
+    std::size_t at[P], kv_at[P];
+#pragma GCC unroll 16
+    for (std::size_t l = 0; l < P; ++l) {
+      const std::size_t p = p0 + l < pairs ? p0 + l : p0;
+      const std::size_t h = p / Batch, b = p % Batch;
+      at[l] = h * HeadDim * cols + b * Np;
+      kv_at[l] = h / HeadsPerKv * HeadDim * cols + b * Np;
+    }
+    const simd::offsets4 q_off(at), kv_off(kv_at);
+    // where a vector is not one gather (simd::gather_scatter), the queries,
+    // keys and values of the P pairs are copied first, [token][feature][pair]
+    constexpr std::size_t copies = simd::gather_scatter ? 1 : Tokens;
+    T qp[copies][HeadDim][P], kp[copies][HeadDim][P], vp[copies][HeadDim][P];
+    if constexpr (!simd::gather_scatter) {
+#pragma GCC unroll 8
+      for (std::size_t t = 0; t < Tokens; ++t)
+#pragma GCC unroll 4
+        for (std::size_t d = 0; d < HeadDim; ++d)
+#pragma GCC unroll 16
+          for (std::size_t l = 0; l < P; ++l) {
+            qp[t][d][l] = qt[at[l] + d * cols + t];
+            kp[t][d][l] = kt[kv_at[l] + d * cols + t];
+            vp[t][d][l] = vt[kv_at[l] + d * cols + t];
+          }
+    }
+    // the vector of feature d of token t of the pairs' queries, keys, values
+    const auto query = [&](std::size_t t, std::size_t d) MHA_DETAIL_LAMBDA_INLINE {
+      if constexpr (simd::gather_scatter)
+        return std::bit_cast<V>(simd::gather4(qt + d * cols + t, q_off));
+      else
+        return load<V>(qp[t][d]);
+    };
+    const auto key = [&](std::size_t t, std::size_t d) MHA_DETAIL_LAMBDA_INLINE {
+      if constexpr (simd::gather_scatter)
+        return std::bit_cast<V>(simd::gather4(kt + d * cols + t, kv_off));
+      else
+        return load<V>(kp[t][d]);
+    };
+    const auto value = [&](std::size_t t, std::size_t d) MHA_DETAIL_LAMBDA_INLINE {
+      if constexpr (simd::gather_scatter)
+        return std::bit_cast<V>(simd::gather4(vt + d * cols + t, kv_off));
+      else
+        return load<V>(vp[t][d]);
+    };
+    V s[Tokens];
+    // query i of the P pairs; i a size_c: the rows are unrolled, their key
+    // counts compile-time constants
+    const auto row = [&](auto i) MHA_DETAIL_LAMBDA_INLINE {
+      constexpr std::size_t keys = decltype(i)::value + 1;
+      V qi[HeadDim];
+#pragma GCC unroll 4
+      for (std::size_t d = 0; d < HeadDim; ++d) qi[d] = query(i, d);
+      // scores / divisor (the first term the product itself, as in
+      // attention_head_scalar) and their maximum: with compare_float_bits
+      // the running maximum of softmax_max's integer keys (the same bits)
+      const auto score = [&](std::size_t j) MHA_DETAIL_LAMBDA_INLINE {
+        V acc = qi[0] * key(j, 0);
+#pragma GCC unroll 4
+        for (std::size_t d = 1; d < HeadDim; ++d) acc = muladd(acc, qi[d], key(j, d));
+        return s[j] = divide_by_score_divisor<HeadDim>(acc, divisor);
+      };
+      V row_max;
+      if constexpr (simd::compare_float_bits) {
+        auto max_key = simd::softmax_key(score(0));
+        for (std::size_t j = 1; j < keys; ++j) {
+          const auto k = simd::softmax_key(score(j));
+          max_key = k > max_key ? k : max_key;
+        }
+        row_max = std::bit_cast<V>(simd::softmax_key(std::bit_cast<V>(max_key)));
+      } else {
+        row_max = score(0);
+        for (std::size_t j = 1; j < keys; ++j) row_max = simd::softmax_max(row_max, score(j));
+      }
+      // exponentials (s - max <= 0 in every lane; a loop of its own, whose
+      // constants stay in registers), then their sum in the lane order of
+      // softmax_causal_row
+      for (std::size_t j = 0; j < keys; ++j) s[j] = simd::exp_of_nonpositive(s[j] - row_max);
+      // (part[l] starts as its first exponential, not +0 + it, and the parts
+      // of no key, +0, are not added: the same bits, see pairwise_lane_sum_live)
+      constexpr std::size_t live = keys < L ? keys : L;
+      V part[live];
+#pragma GCC unroll 16
+      for (std::size_t l = 0; l < live; ++l) part[l] = s[l];
+#pragma GCC unroll 16
+      for (std::size_t j = L; j < keys; ++j) part[j % L] += s[j];
+      const V sum = pairwise_lane_sum_live<L, live>(part);
+      for (std::size_t j = 0; j < keys; ++j) simd::divide_in_place(s[j], sum);
+      // context
+#pragma GCC unroll 4
+      for (std::size_t d = 0; d < HeadDim; ++d) {
+        V acc{};
+        for (std::size_t j = 0; j < keys; ++j) acc = muladd(acc, s[j], value(j, d));
+        simd::scatter4(ct + d * cols + i, q_off, std::bit_cast<simd::float4>(acc));
+      }
+    };
+    [&]<std::size_t... I>(std::index_sequence<I...>) MHA_DETAIL_LAMBDA_INLINE {
+      (row(size_c<I>{}), ...);
+    }(std::make_index_sequence<Tokens>{});
+  }
+}
+
 /// Token vector width for a run-time token count n: the narrowest power of
 /// two >= n, at least 4 and at most the target's vector width (as width<T, N>).
 template <class T>
@@ -552,8 +697,6 @@ inline void forward(const Spec& spec, Batch batch, Tokens tokens, Padded np, con
   T* const qt = ws + wide * cols;  // Q^T, then out^T
   T* const kt = qt + Width * cols;
   T* const vt = kt + Width * cols;
-  vec<T, W> s[round_up<MaxTokens, W>];
-  static_assert(sizeof(s) <= stack_bound::score_vectors<T, MaxTokens>);  // detail/stack_bound.hpp
   // x^T, padding tokens 0
   for (std::size_t b = 0; b < batch; ++b) {
     transpose<T, W>(x + b * x_batch, DIn, xt + b * np, cols, tokens, size_c<DIn>{});
@@ -573,19 +716,30 @@ inline void forward(const Spec& spec, Batch batch, Tokens tokens, Padded np, con
       apply_rope(spec.rope, kt + b * np, tokens, 1, cols, spec.num_kv_heads, spec.head_dim, 0);
     }
   }
-  for (std::size_t b = 0; b < batch; ++b)
-    for_each_index(spec.num_heads, [&](auto h) {
-      const std::size_t at = h * HeadDim * cols + b * np;
-      // query head h reads key/value head h / heads_per_kv (grouped-query
-      // attention; h itself otherwise)
-      const std::size_t kv_at = (h / HeadsPerKv) * HeadDim * cols + b * np;
-      if constexpr (simd::hardware_vectors)
-        attention_head<T, W, HeadDim>(qt + at, kt + kv_at, vt + kv_at, ct + at, spec.divisor, s,
-                                      tokens, cols);
-      else
-        attention_head_scalar<T, HeadDim>(qt + at, kt + kv_at, vt + kv_at, ct + at, spec.divisor,
-                                          reinterpret_cast<T*>(s), tokens, cols);
-    });
+  constexpr std::size_t NumHeads = decltype(spec.num_heads)::value;
+  if constexpr (pairs_apply<HeadDim, NumHeads, Batch, Tokens>) {
+    // (its stack within the score vectors' bound: detail/stack_bound.hpp)
+    static_assert((2 * HeadDim + 1) * Tokens::value * sizeof(vec<T, pair_lanes>) <=
+                  stack_bound::score_vectors<T, MaxTokens>);
+    attention_pairs<T, HeadDim, Tokens::value, Batch::value, NumHeads, HeadsPerKv, Padded::value>(
+        qt, kt, vt, ct, spec.divisor);
+  } else {
+    vec<T, W> s[round_up<MaxTokens, W>];
+    static_assert(sizeof(s) <= stack_bound::score_vectors<T, MaxTokens>);  // detail/stack_bound.hpp
+    for (std::size_t b = 0; b < batch; ++b)
+      for_each_index(spec.num_heads, [&](auto h) {
+        const std::size_t at = h * HeadDim * cols + b * np;
+        // query head h reads key/value head h / heads_per_kv (grouped-query
+        // attention; h itself otherwise)
+        const std::size_t kv_at = (h / HeadsPerKv) * HeadDim * cols + b * np;
+        if constexpr (simd::hardware_vectors)
+          attention_head<T, W, HeadDim>(qt + at, kt + kv_at, vt + kv_at, ct + at, spec.divisor, s,
+                                        tokens, cols);
+        else
+          attention_head_scalar<T, HeadDim>(qt + at, kt + kv_at, vt + kv_at, ct + at, spec.divisor,
+                                            reinterpret_cast<T*>(s), tokens, cols);
+      });
+  }
   const T* result = ct;
   if constexpr (Spec::has_out_proj) {
     project<T, W, Width, Width>(spec.out_proj.weight, bias_pointer<T>(spec.out_proj.bias), ct, qt,
