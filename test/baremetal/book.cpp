@@ -10,7 +10,13 @@
 //    (workspace on the stack) give the compile-time bits (memcmp), the book's
 //    printed numbers (|a - book| <= 0.5e-4 + 1e-6) and PyTorch's (1e-5
 //    relative); the plain-loops reference (plain_reference.hpp) agrees with
-//    MultiHeadAttention within 1e-5 relative.
+//    MultiHeadAttention within 1e-5 relative;
+//  * in the subnormal range (subnormal_input.hpp: inputs whose softmax
+//    weights go down to e^-104, a subnormal input element): MultiHeadAttention
+//    and CausalAttention at run time, forward(x) (token-major kernels) and
+//    forward_with_weights (the general kernels), give the compile-time bits of
+//    the outputs and the weights; subnormals kept on the IEEE targets
+//    (counted), flushed on every path of the Cortex-M55 (detail/subnormals.hpp).
 // Prints the stack high-water marks of MultiHeadAttention's forward calls and
 // marks its forward and the plain loops' for count_instructions.sh.
 // mha::dynamic is not used: it allocates and reports errors by exceptions.
@@ -26,6 +32,7 @@
 #include "book_tables.hpp"
 #include "plain_reference.hpp"
 #include "report.hpp"
+#include "subnormal_input.hpp"
 
 namespace {
 
@@ -95,6 +102,48 @@ void check_model(const char* name, const Model& model, const book_output<W>& ct,
   mha_bm::check(near_pytorch(out, pytorch), "forward within 1e-5 relative of PyTorch");
 }
 
+// The subnormal range: compile-time outputs and weights (subnormal_input.hpp).
+constexpr auto x_sub_mha = subnormal_input::crafted_input(164.0f);
+constexpr auto x_sub_ca = subnormal_input::crafted_input(140.0f);
+constexpr auto ct_sub_mha = subnormal_input::with_weights<2, 2>(mha_book::mha_model, x_sub_mha);
+constexpr auto ct_sub_ca =
+    subnormal_input::with_weights<2, 1>(mha_book::causal_attention_model, x_sub_ca);
+
+template <std::size_t W, std::size_t H, class Model>
+void check_subnormal_range(const char* name, const Model& model,
+                           const mha::tensor<float, 2, 6, 3>& x,
+                           const subnormal_input::outputs<Model, W, H>& ct) {
+  static typename Model::template workspace<2, 6> ws{};
+  static mha::tensor<float, 2, 6, W> out{}, out_weights{};
+  static mha::tensor<float, 2, H, 6, 6> weights{};
+  model.forward(x, out, ws);
+  model.forward_with_weights(x, out_weights, weights, ws);
+  std::size_t subnormal = 0, zero = 0;
+  for (std::size_t b = 0; b < 2; ++b)
+    for (std::size_t h = 0; h < H; ++h)
+      for (std::size_t i = 0; i < 6; ++i)
+        for (std::size_t j = 0; j <= i; ++j) {
+          const float w = ct.weights(b, h, i, j);
+          subnormal += w != 0.0f && w < 1.17549435e-38f ? 1 : 0;
+          zero += w == 0.0f ? 1 : 0;
+        }
+  mha_bm::write(name);
+  mha_bm::write(" in the subnormal range: compile-time weights subnormal ");
+  mha_bm::write_uint(subnormal);
+  mha_bm::write(", zero ");
+  mha_bm::write_uint(zero);
+  mha_bm::write("\n");
+  mha_bm::check(std::memcmp(out.data(), ct.out.data(), sizeof out) == 0,
+                "subnormal range: forward(x, out, ws) == compile-time forward (bits)");
+  mha_bm::check(std::memcmp(out_weights.data(), ct.out.data(), sizeof out) == 0,
+                "subnormal range: forward_with_weights output == compile-time (bits)");
+  mha_bm::check(std::memcmp(weights.data(), ct.weights.data(), sizeof weights) == 0,
+                "subnormal range: attention weights == compile-time weights (bits)");
+  if constexpr (!mha::detail::flushes_subnormals)
+    mha_bm::check(subnormal >= 8, "subnormal range: the weights reach it (IEEE subnormals)");
+  else
+    mha_bm::check(subnormal == 0 && zero >= 8, "subnormal range: flushed to zero (Cortex-M55)");
+}
 
 }  // namespace
 
@@ -108,6 +157,10 @@ int main() {
               mha_book::exercise_3_2_expected, book_printed::exercise_3_2);
   check_model("3.6.2 MultiHeadAttention", mha_book::mha_model, ct_mha, mha_book::mha_expected,
               book_printed::multi_head_attention);
+
+  check_subnormal_range("3.6.2 MultiHeadAttention", mha_book::mha_model, x_sub_mha, ct_sub_mha);
+  check_subnormal_range("3.5.3 CausalAttention", mha_book::causal_attention_model, x_sub_ca,
+                        ct_sub_ca);
 
   // MultiHeadAttention: stack high-water marks, plain loops, instruction counts.
   using model_type = std::remove_cvref_t<decltype(mha_book::mha_model)>;

@@ -7,12 +7,15 @@
 // bit pattern (all classes: zeros, subnormals, normals, infinities, NaN) and
 // the neighbours of exp's constants, lanes mixed:
 //  * simd::exp_of_nonpositive on a 4-float vector gives simd::exp's scalar
-//    bits in every lane whose argument is <= 88, and a NaN for a NaN (on the
-//    M55: +0 where the scalar result is subnormal, see flushes_subnormals);
+//    bits in every lane whose argument is <= 88, and a NaN for a NaN;
 //  * simd::exp on a 4-float vector gives the scalar bits for every argument
 //    <= 88 (above, the vector clamps to 88: exp(88) exactly);
 //  * simd::divide_in_place of two vectors gives the scalar quotients' bits;
-//  * simd::gather4 / scatter4 move the 4 floats at their offsets.
+//  * simd::gather4 / scatter4 move the 4 floats at their offsets;
+//  * multiply-adds, sums, differences, products and quotients with subnormal
+//    operands or tiny exact results give the same bits at compile time, in
+//    the scalar FPU and in vectors (all flushed on the M55, IEEE elsewhere).
+// All of it under a flush_scope, as the library's kernels run.
 // Exit status: the number of failed checks (0: all passed).
 #include "mha_baremetal.hpp"
 
@@ -33,18 +36,50 @@ std::uint32_t bits(float f) { return std::bit_cast<std::uint32_t>(f); }
 bool is_nan(float f) { return f != f; }
 
 // MVE's floating-point vector instructions (Cortex-M55) flush subnormal
-// inputs and results to zero in QEMU 7.2, which evaluates them with Arm's
-// "standard FPSCR value" (flush-to-zero and default NaN on) whatever FPSCR
-// says, while the scalar FPU keeps IEEE subnormals. So the vector
-// exponential of an argument in [-103.97, -87.34] is +0 there, where the
-// scalar one is a subnormal: a known difference between the vector and the
-// scalar paths on this target (docs/embedded.md, "Subnormals on the M55"),
-// checked here as exactly that, so that any other difference fails.
-#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 2)
-constexpr bool flushes_subnormals = true;
-#else
-constexpr bool flushes_subnormals = false;
-#endif
+// inputs and results to zero (Arm's "standard FPSCR value"), so on that target
+// the library flushes them on every path (detail/subnormals.hpp): the scalar
+// FPU under flush_scope (FPSCR.FZ), constant evaluation by emulation. The
+// checks below run under a flush_scope and require the same bits everywhere;
+// elsewhere flush_scope does nothing and everything keeps IEEE subnormals.
+constexpr bool flushes_subnormals = mha::detail::flushes_subnormals;
+
+// Float operations whose inputs or exact results are subnormal or tiny
+// (Arm's flush-to-zero decides before rounding: 0.99999994 * 2^-126 is
+// tiny, though it rounds up to 2^-126), evaluated by the compiler (fp:: and
+// detail::fma in constant evaluation) and at run time by the scalar FPU and
+// by 4-float vectors: all must give the same bits.
+struct triple {
+  float a, b, c;
+};
+constexpr triple cases[] = {
+    {0.99999994f, 1.17549435e-38f, 0.0f},  // product tiny, rounds up to 2^-126
+    {1e-39f, 1e10f, 0.0f},                 // subnormal input, normal product
+    {1.0f, 1.0f, 1e-39f},                  // subnormal addend
+    {1e-20f, 1e-20f, 0.0f},                // product 1e-40
+    {-1e-20f, 1e-20f, 0.0f},               // product -1e-40: a negative zero
+    {1e-19f, 2e-19f, -1e-38f},             // sum of normals 1e-38: tiny
+    {3.0f, 4.0f, 5.0f},                    // nothing tiny
+    {1.5e-38f, 1.0f, -1.2e-38f},           // difference 3e-39
+    {1.17549435e-38f, 1.0000001f, 0.0f},   // product just above 2^-126
+    {2.5e-38f, 0.5f, -1.17549435e-38f},    // 1.25e-38 - 2^-126: tiny
+};
+constexpr std::size_t case_count = sizeof cases / sizeof cases[0];
+struct results {
+  float fma[case_count], add[case_count], sub[case_count], mul[case_count], div[case_count];
+};
+constexpr results compile_time_results() {
+  results r{};
+  for (std::size_t i = 0; i < case_count; ++i) {
+    const triple t = cases[i];
+    r.fma[i] = mha::detail::fma<float>(t.a, t.b, t.c);
+    r.add[i] = mha::detail::fp::add(t.a, t.c);
+    r.sub[i] = mha::detail::fp::sub(t.c, t.a);
+    r.mul[i] = mha::detail::fp::mul(t.a, t.b);
+    r.div[i] = mha::detail::fp::div(t.a, t.b + t.c * 0.0f + 1.5f);
+  }
+  return r;
+}
+constexpr results compile_time = compile_time_results();
 
 // The sample: every 16381st bit pattern, then the neighbours of the
 // constants exp_impl clamps and scales at.
@@ -70,8 +105,104 @@ V vector_at(std::uint32_t i) {
 
 }  // namespace
 
+// Writes labels[0], the bits of values[0] in hex, labels[1], ..., a newline.
+template <std::size_t N>
+void write_bits(const char* const (&labels)[N], const float (&values)[N]) {
+  for (std::size_t n = 0; n < N; ++n) {
+    mha_bm::write(labels[n]);
+    mha_bm::write_hex(bits(values[n]));
+  }
+  mha_bm::write("\n");
+}
+
+// The cases at run time: scalar (operands through volatiles: no constant
+// folding) and lane 0 of 4-float vectors; failures counted.
+unsigned long check_cases() {
+  unsigned long failures = 0;
+  for (std::size_t i = 0; i < case_count; ++i) {
+    volatile float va = cases[i].a, vb = cases[i].b, vc = cases[i].c;
+    const float a = va, b = vb, c = vc;
+    const float d = b + c * 0.0f + 1.5f;
+    const float scalar[5] = {mha::detail::fma<float>(a, b, c), mha::detail::fp::add(a, c),
+                             mha::detail::fp::sub(c, a), mha::detail::fp::mul(a, b),
+                             mha::detail::fp::div(a, d)};
+    const V av = V{} + a, bv = V{} + b, cv = V{} + c, dv = V{} + d;
+    V q = av;
+    simd::divide_in_place(q, dv);
+    const float vector[5] = {mha::detail::simd_fma::fma(av, bv, cv)[0], (av + cv)[0],
+                             (cv - av)[0], (av * bv)[0], q[0]};
+    const float ct[5] = {compile_time.fma[i], compile_time.add[i], compile_time.sub[i],
+                         compile_time.mul[i], compile_time.div[i]};
+    for (std::size_t k = 0; k < 5; ++k)
+      if (bits(scalar[k]) != bits(ct[k]) || bits(vector[k]) != bits(ct[k])) {
+        if (failures < 8) {
+          mha_bm::write("tiny-value case ");
+          mha_bm::write_uint(i);
+          mha_bm::write(" operation ");
+          mha_bm::write_uint(k);
+          write_bits({": compile time ", ", scalar ", ", vector "}, {ct[k], scalar[k], vector[k]});
+        }
+        ++failures;
+      }
+  }
+  return failures;
+}
+
+// The constant-evaluation emulation of flush-to-zero (detail/subnormals.hpp:
+// constexpr_fma_ftz, add_ftz, sub_ftz, mul_ftz, div_ftz; plain C++, so they
+// also run at run time, in double-precision software here) against the
+// FPU's own flush-to-zero under flush_scope, on random operands near the
+// subnormal range (exponent fields 0-40 and, for a product's other factor or
+// a quotient's divisor, 90-160, so that products and quotients land around
+// 2^-126): the same bits, or both NaN. Only where the target flushes
+// subnormals (elsewhere those functions are not used, and the FPU keeps IEEE
+// subnormals). Returns the failures; `checked` counts the comparisons.
+unsigned long check_ftz_emulation(unsigned long& checked) {
+  if constexpr (!flushes_subnormals) {
+    return 0;
+  } else {
+    std::uint32_t state = 0x2545F491u;
+    const auto next = [&state] {  // xorshift32
+      state ^= state << 13;
+      state ^= state >> 17;
+      state ^= state << 5;
+      return state;
+    };
+    const auto random_float = [&next](std::uint32_t lowest_exponent, std::uint32_t span) {
+      const std::uint32_t r = next();
+      const std::uint32_t exponent = lowest_exponent + (next() % span);
+      return std::bit_cast<float>((r & 0x80000000u) | (exponent << 23) | (r & 0x007FFFFFu));
+    };
+    unsigned long failures = 0;
+    const auto same = [](float x, float y) { return bits(x) == bits(y) || (is_nan(x) && is_nan(y)); };
+    for (std::uint32_t i = 0; i < 20000; ++i) {
+      const float a = random_float(0, 41), b = random_float(90, 71), c = random_float(0, 41);
+      volatile float va = a, vb = b, vc = c;  // (run-time FPU operations)
+      const float hw[5] = {__builtin_fmaf(va, vb, vc), va + vc, va - vc, va * vb, va / vb};
+      const float sw[5] = {mha::detail::constexpr_fma_ftz(a, b, c), mha::detail::add_ftz(a, c),
+                           mha::detail::sub_ftz(a, c), mha::detail::mul_ftz(a, b),
+                           mha::detail::div_ftz(a, b)};
+      for (std::size_t k = 0; k < 5; ++k) {
+        if (!same(hw[k], sw[k])) {
+          if (failures < 8) {
+            mha_bm::write("flush-to-zero emulation, operation ");
+            mha_bm::write_uint(k);
+            write_bits({" on ", " ", " ", ": FPU ", ", emulation "}, {a, b, c, hw[k], sw[k]});
+          }
+          ++failures;
+        }
+        ++checked;
+      }
+    }
+    return failures;
+  }
+}
+
 int main() {
-  unsigned long failures = 0, exp_checked = 0, div_checked = 0, flushed_count = 0;
+  const mha::detail::flush_scope flush;  // (the library's treatment of subnormals)
+  unsigned long ftz_checked = 0;
+  unsigned long failures = check_cases() + check_ftz_emulation(ftz_checked), exp_checked = 0,
+                div_checked = 0, flushed_count = 0;
   for (std::uint32_t i = 0; i < sample_count; ++i) {
     const V x = vector_at(i);
     const V e_nonpositive = simd::exp_of_nonpositive(x);
@@ -81,14 +212,11 @@ int main() {
       const float want = simd::exp(x[l]);
       // (a NaN argument: any NaN; which payload survives is the FPU's or the
       // soft-float library's choice, e.g. for a signalling NaN on the M3)
-      // (a subnormal result where vector arithmetic flushes them: +0, see
-      // flushes_subnormals)
-      const bool flushed = flushes_subnormals && want != 0.0f && want < 1.17549435e-38f;
-      const bool same =
-          is_nan(want) ? is_nan(e_nonpositive[l]) && is_nan(e[l])
-          : flushed    ? bits(e_nonpositive[l]) == 0 && bits(e[l]) == 0
-                       : bits(e_nonpositive[l]) == bits(want) && bits(e[l]) == bits(want);
-      flushed_count += flushed ? 1 : 0;
+      const bool same = is_nan(want)
+                            ? is_nan(e_nonpositive[l]) && is_nan(e[l])
+                            : bits(e_nonpositive[l]) == bits(want) && bits(e[l]) == bits(want);
+      // (arguments whose e^x is subnormal in IEEE arithmetic: 0 where flushed)
+      flushed_count += flushes_subnormals && x[l] < -87.34f && x[l] > -103.97f ? 1 : 0;
       if (!same) {
         if (failures < 8) {
           mha_bm::write("exp mismatch at x bits ");
@@ -123,7 +251,8 @@ int main() {
     if (m[5 + 8 * l] != static_cast<float>(3 + 8 * l)) ++failures;
   bm_report::line("exp lanes checked", exp_checked);
   bm_report::line("quotients checked", div_checked);
-  bm_report::line("subnormal exponentials flushed to 0 by vector arithmetic", flushed_count);
+  bm_report::line("exponentials in the subnormal range, flushed to 0 on every path", flushed_count);
+  bm_report::line("flush-to-zero emulation comparisons", ftz_checked);
   bm_report::line("failures", failures);
   return failures == 0 && exp_checked > 190000 ? 0 : 1;
 }

@@ -30,6 +30,7 @@
 #include <mha/detail/muladd.hpp>
 #include <mha/detail/simd.hpp>
 #include <mha/detail/sizes.hpp>
+#include <mha/detail/subnormals.hpp>
 
 #include <mha/detail/macros.hpp>
 
@@ -138,7 +139,7 @@ constexpr void project_rows(const T* x, std::size_t ldx, Rows rows, In in, const
       const T* wo = weight + o * in;
       T acc = T(0);
       for (std::size_t i = 0; i < in; ++i) acc = muladd(acc, xr[i], wo[i]);
-      yr[o] = has_bias(bias) ? acc + bias_at<T>(bias, o) : acc;
+      yr[o] = has_bias(bias) ? fp::add(acc, bias_at<T>(bias, o)) : acc;
     }
   }
 }
@@ -147,6 +148,7 @@ constexpr void project_rows(const T* x, std::size_t ldx, Rows rows, In in, const
 template <class T, class Rows, class In, class Out, class Bias>
 constexpr void linear_rows(const T* x, Rows rows, In in, const T* weight, Bias bias, Out out,
                            T* y) noexcept {
+  const flush_scope flush;  // (subnormals as the vector code treats them, detail/subnormals.hpp)
   project_rows(x, in, rows, in, weight, bias, out, y, out);
 }
 
@@ -169,7 +171,7 @@ constexpr void project_rows_t(const T* x, std::size_t ldx, Tokens tokens, In in,
       const T* xj = x + j * ldx;
       T acc = T(0);
       for (std::size_t i = 0; i < in; ++i) acc = muladd(acc, xj[i], wo[i]);
-      kt[o * ldk + j] = has_bias(bias) ? acc + bias_at<T>(bias, o) : acc;
+      kt[o * ldk + j] = has_bias(bias) ? fp::add(acc, bias_at<T>(bias, o)) : acc;
     }
   }
 }
@@ -193,7 +195,7 @@ MHA_DETAIL_INLINE constexpr U pairwise_lane_sum(U (&part)[L]) noexcept {
 #pragma GCC unroll 16
   for (std::size_t w = L / 2; w >= 1; w /= 2)
 #pragma GCC unroll 16
-    for (std::size_t l = 0; l < w; ++l) part[l] = part[l] + part[l + w];
+    for (std::size_t l = 0; l < w; ++l) part[l] = fp::add(part[l], part[l + w]);
   return part[0];
 }
 
@@ -234,7 +236,7 @@ MHA_DETAIL_INLINE constexpr void softmax_mirror_exp_normalize(T* s, std::size_t 
                                                                T row_max) noexcept {
   constexpr std::size_t L = simd::lanes<T>;
   const auto weight = [&](std::size_t j) MHA_DETAIL_LAMBDA_INLINE {
-    const T e = static_cast<T>(simd::exp(static_cast<float>(s[j] - row_max)));
+    const T e = static_cast<T>(simd::exp(static_cast<float>(fp::sub(s[j], row_max))));
     s[j] = e;
     return e;
   };
@@ -247,11 +249,11 @@ MHA_DETAIL_INLINE constexpr void softmax_mirror_exp_normalize(T* s, std::size_t 
 #pragma GCC unroll 16
     for (std::size_t l = 0; l < L; ++l) {
       if (j0 + l >= len) break;
-      lane[l] += weight(j0 + l);
+      lane[l] = fp::add(lane[l], weight(j0 + l));
     }
   }
   const T sum = pairwise_lane_sum(lane);
-  for (std::size_t j = 0; j < len; ++j) s[j] = s[j] / sum;
+  for (std::size_t j = 0; j < len; ++j) s[j] = fp::div(s[j], sum);
 }
 
 /// Dropout of the weights s[0:len] of row i (batch b, head `head`): each kept
@@ -264,7 +266,7 @@ MHA_DETAIL_INLINE constexpr void apply_dropout(T* s, std::size_t len, const Drop
   if constexpr (Drop::may_drop)
     if (drop.active)
       for (std::size_t j = 0; j < len; ++j)
-        s[j] = drop.keep(b, head, i, j) ? s[j] * drop.scale : T(0);
+        s[j] = drop.keep(b, head, i, j) ? fp::mul(s[j], drop.scale) : T(0);
 }
 
 /// Softmax of one causal row in place, fast path: s[0:len] holds the raw
@@ -286,7 +288,7 @@ constexpr void softmax_causal_row(T* s, std::size_t len, std::size_t width, T di
     // Scalar mirror of the vector code below (softmax_mirror_exp_normalize).
     // The maximum does not depend on the order.
     for (std::size_t j = 0; j < len; ++j) {
-      s[j] = s[j] / divisor;
+      s[j] = fp::div(s[j], divisor);
       row_max = s[j] > row_max ? s[j] : row_max;
     }
     softmax_mirror_exp_normalize(s, len, row_max);
@@ -399,7 +401,7 @@ struct weights_sink {
     if (rows == nullptr) return;
     T* const w = rows + i * ld;
     if (accumulate)
-      for (std::size_t j = 0; j < len; ++j) w[j] = w[j] + s[j];
+      for (std::size_t j = 0; j < len; ++j) w[j] = fp::add(w[j], s[j]);
     else
       for (std::size_t j = 0; j < len; ++j) w[j] = s[j];
   }

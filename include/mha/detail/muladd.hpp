@@ -10,13 +10,19 @@
 #include <type_traits>
 #include <utility>
 
+#include <mha/detail/subnormals.hpp>
+
 #include <mha/detail/macros.hpp>
 
 #if defined(MHA_DETAIL_FMA_FLOAT) && (defined(__x86_64__) || defined(__i386__)) && \
     (defined(__FMA__) || defined(__AVX512F__))
 #include <immintrin.h>
 #define MHA_DETAIL_FMA_X86 1
-#elif defined(MHA_DETAIL_FMA_FLOAT) && defined(__ARM_NEON)
+#elif defined(MHA_DETAIL_FMA_FLOAT) && defined(__ARM_NEON) && defined(__aarch64__)
+// (AArch64 only: Armv7's Advanced SIMD flushes subnormals to zero whatever
+// FPSCR says, while its VFP does not, so on AArch32 the vector multiply-adds
+// are the VFP's scalar fused multiply-adds, lane by lane: IEEE on every path,
+// as GCC itself keeps float vector arithmetic off Armv7's NEON)
 #include <arm_neon.h>
 #define MHA_DETAIL_FMA_NEON 1
 #elif defined(MHA_DETAIL_FMA_FLOAT) && defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 2)
@@ -69,6 +75,32 @@ constexpr float constexpr_fma(float a, float b, float c) noexcept {
       --bits;
   }
   return static_cast<float>(std::bit_cast<double>(bits));
+}
+
+/// constexpr_fma where the target flushes subnormals (detail/subnormals.hpp):
+/// subnormal inputs count as zeros of their sign, and a result whose exact
+/// value a * b + c is nonzero and below 2^-126 in magnitude (tininess before
+/// rounding) is a zero of its sign, as Arm's flush-to-zero mode gives it;
+/// otherwise constexpr_fma's bits. The exact value is s + err of Knuth's
+/// TwoSum on the exact product and c (as in constexpr_fma): it is tiny when
+/// |s| < 2^-126, or |s| == 2^-126 with err of the other sign.
+constexpr float constexpr_fma_ftz(float a, float b, float c) noexcept {
+  a = flush_subnormal(a);
+  b = flush_subnormal(b);
+  c = flush_subnormal(c);
+  const double p = static_cast<double>(a) * static_cast<double>(b);  // exact
+  const double dc = static_cast<double>(c);
+  const double s = p + dc;
+  constexpr double max = 1.79769313486231570815e+308;
+  if (s >= -max && s <= max && p >= -max && p <= max && s != 0.0) {
+    const double bp = s - dc;
+    const double err = (p - bp) + (dc - (s - bp));
+    const double tiny = static_cast<double>(min_normal_float);
+    const double abs_s = s < 0.0 ? -s : s;
+    if (abs_s < tiny || (abs_s == tiny && err != 0.0 && (err < 0.0) != (s < 0.0)))
+      return s < 0.0 ? -0.0f : 0.0f;
+  }
+  return constexpr_fma(a, b, c);
 }
 
 namespace fma_detail {
@@ -216,10 +248,16 @@ constexpr double constexpr_fma(double a, double b, double c) noexcept {
 
 /// a * b + c with one rounding, for float or double: the fused multiply-add
 /// instruction at run time, constexpr_fma in constant evaluation (the same
-/// bits).
+/// bits; constexpr_fma_ftz for float where subnormals flush, as the
+/// instruction does there under flush_scope).
 template <class T>
 __attribute__((always_inline)) constexpr T fma(T a, T b, T c) noexcept {
-  if (std::is_constant_evaluated()) return constexpr_fma(a, b, c);
+  if (std::is_constant_evaluated()) {
+    if constexpr (flushes_subnormals && std::is_same_v<T, float>)
+      return constexpr_fma_ftz(a, b, c);
+    else
+      return constexpr_fma(a, b, c);
+  }
   if constexpr (std::is_same_v<T, float>)
     return __builtin_fmaf(a, b, c);
   else

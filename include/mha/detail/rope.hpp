@@ -28,6 +28,7 @@
 
 #include <mha/detail/math.hpp>
 #include <mha/detail/muladd.hpp>
+#include <mha/detail/subnormals.hpp>
 
 #include <mha/detail/macros.hpp>
 
@@ -211,8 +212,8 @@ const rope_table_storage<T, HeadDim, ContextLength, ThetaBase>& rope_runtime_tab
 template <class T>
 __attribute__((always_inline)) constexpr void rope_rotate(T& a, T& b, T c, T s) noexcept {
   const T x1 = a, x2 = b;
-  a = muladd(x1 * c, -x2, s);
-  b = muladd(x2 * c, x1, s);
+  a = muladd(fp::mul(x1, c), -x2, s);
+  b = muladd(fp::mul(x2, c), x1, s);
 }
 
 /// RoPE on `rows` token rows (row r at position first_position + r) of

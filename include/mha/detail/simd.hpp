@@ -20,6 +20,7 @@
 #include <utility>
 
 #include <mha/detail/muladd.hpp>
+#include <mha/detail/subnormals.hpp>
 
 #include <mha/detail/macros.hpp>
 
@@ -449,9 +450,11 @@ __attribute__((always_inline)) constexpr VF exp_impl(VF x) noexcept {
   // a scalar takes the one product when 2^n is normal (the softmax's usual
   // case; the same bits as the two halves, which scale exactly there)
   if constexpr (std::is_same_v<VF, float>)
-    if (ni >= -126) return p * power_of_2(ni);
+    if (ni >= -126) return fp::mul(p, power_of_2(ni));
   const vi n1 = ni >> 1;
-  return (p * power_of_2(n1)) * power_of_2(ni - n1);
+  // (fp::mul: a tiny result flushed in constant evaluation where the target
+  // flushes subnormals, detail/subnormals.hpp; p * 2^n1 is normal)
+  return fp::mul(p * power_of_2(n1), power_of_2(ni - n1));
 }
 
 /// e^x (see exp_impl: float or a vector of float; constexpr for float).
