@@ -110,9 +110,15 @@ constexpr auto ct_sub_ca =
     subnormal_input::with_weights<2, 1>(mha_book::causal_attention_model, x_sub_ca);
 
 template <std::size_t W, std::size_t H, class Model>
-void check_subnormal_range(const char* name, const Model& model,
-                           const mha::tensor<float, 2, 6, 3>& x,
+void check_subnormal_range(const char* name, const Model& model_in,
+                           const mha::tensor<float, 2, 6, 3>& x_in,
                            const subnormal_input::outputs<Model, W, H>& ct) {
+  // (through volatile pointers: no constant folding, which GCC does with IEEE
+  // subnormals whatever FPSCR.FZ says)
+  const Model* volatile model_pointer = &model_in;
+  const Model& model = *model_pointer;
+  const mha::tensor<float, 2, 6, 3>* volatile x_pointer = &x_in;
+  const auto& x = *x_pointer;
   static typename Model::template workspace<2, 6> ws{};
   static mha::tensor<float, 2, 6, W> out{}, out_weights{};
   static mha::tensor<float, 2, H, 6, 6> weights{};

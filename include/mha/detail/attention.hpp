@@ -359,7 +359,7 @@ constexpr void forward_sequence(const Spec& s, const typename Spec::value_type* 
                                 const weights_out<typename Spec::value_type>& weights = {},
                                 std::size_t first_sequence = 0) noexcept {
   using T = typename Spec::value_type;
-  const flush_scope flush;  // (subnormals as the vector code treats them, detail/subnormals.hpp)
+  const flush_scope<T> flush;  // (subnormals as the vector code treats them, detail/subnormals.hpp)
   constexpr bool inference = std::is_same_v<Training, std::false_type>;
   if constexpr (inference) MHA_ASSERT(weights.base == nullptr);
   if constexpr (token_major_serves<Spec, MaxTokens>()) {
@@ -451,7 +451,7 @@ constexpr void forward_cross(const Spec& s, const typename Spec::value_type* q,
                              const weights_out<typename Spec::value_type>& weights) noexcept {
   using T = typename Spec::value_type;
   static_assert(!Spec::causal, "detail::forward_cross: cross-attention has no causal mask");
-  const flush_scope flush;  // (subnormals as the vector code treats them, detail/subnormals.hpp)
+  const flush_scope<T> flush;  // (subnormals as the vector code treats them, detail/subnormals.hpp)
   const std::size_t width = s.width();
   const std::size_t block = (nq > nkv ? nq : nkv) * width;
   const attention_scratch<T> scratch{ws, ws + 3 * block, scores, nkv};
@@ -495,7 +495,7 @@ inline void forward_cached(const Spec& s, const typename Spec::value_type* x, st
                            typename Spec::value_type* scores, std::size_t ld_scores) noexcept {
   using T = typename Spec::value_type;
   static_assert(Spec::causal, "detail::forward_cached: a non-causal module has no KV-cache forward");
-  const flush_scope flush;  // (subnormals as the vector code treats them, detail/subnormals.hpp)
+  const flush_scope<T> flush;  // (subnormals as the vector code treats them, detail/subnormals.hpp)
   const std::size_t width = s.width();
   if (n > decode_rows) {
     const attention_scratch<T> scratch{ws, ws + n * width, scores, ld_scores};

@@ -148,7 +148,7 @@ constexpr void project_rows(const T* x, std::size_t ldx, Rows rows, In in, const
 template <class T, class Rows, class In, class Out, class Bias>
 constexpr void linear_rows(const T* x, Rows rows, In in, const T* weight, Bias bias, Out out,
                            T* y) noexcept {
-  const flush_scope flush;  // (subnormals as the vector code treats them, detail/subnormals.hpp)
+  const flush_scope<T> flush;  // (subnormals as the vector code treats them, detail/subnormals.hpp)
   project_rows(x, in, rows, in, weight, bias, out, y, out);
 }
 
@@ -214,7 +214,7 @@ MHA_DETAIL_INLINE constexpr U pairwise_lane_sum_live(U (&part)[N]) noexcept {
     [&]<std::size_t... I>(std::index_sequence<I...>) MHA_DETAIL_LAMBDA_INLINE {
       const auto step = [&](auto l) MHA_DETAIL_LAMBDA_INLINE {
         constexpr std::size_t i = decltype(l)::value;
-        if constexpr (i + W < Live) part[i] = part[i] + part[i + W];
+        if constexpr (i + W < Live) part[i] = fp::add(part[i], part[i + W]);
       };
       (step(std::integral_constant<std::size_t, I>{}), ...);
     }(std::make_index_sequence<W>{});

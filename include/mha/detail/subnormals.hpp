@@ -82,24 +82,30 @@ constexpr float div_ftz(float a, float b) noexcept {
   return a / b;
 }
 
-/// While it lives at run time on a target that flushes subnormals: FPSCR.FZ
-/// (bit 24) is set, so the scalar FPU flushes them as the vector
-/// instructions do; the destructor puts FZ back as it was. Nothing
-/// elsewhere or in constant evaluation. Not copyable.
+/// While it lives at run time on a target that flushes subnormals, for
+/// kernels of element type T = float: FPSCR.FZ (bit 24) is set, so the scalar
+/// FPU flushes them as the vector instructions do; the destructor puts FZ
+/// back as it was. Nothing for other T (FZ would flush doubles too, which no
+/// vector instruction computes and constant evaluation keeps IEEE: double
+/// stays IEEE on every path), elsewhere or in constant evaluation. Not
+/// copyable.
+template <class T>
 class flush_scope {
  public:
   MHA_DETAIL_INLINE constexpr flush_scope() noexcept {
 #if defined(__arm__) && defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 2)
-    if (!std::is_constant_evaluated()) {
-      saved_ = __builtin_arm_get_fpscr();
-      __builtin_arm_set_fpscr(saved_ | fz);
-    }
+    if constexpr (std::is_same_v<T, float>)
+      if (!std::is_constant_evaluated()) {
+        saved_ = __builtin_arm_get_fpscr();
+        __builtin_arm_set_fpscr(saved_ | fz);
+      }
 #endif
   }
   MHA_DETAIL_INLINE constexpr ~flush_scope() {
 #if defined(__arm__) && defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 2)
-    if (!std::is_constant_evaluated())
-      __builtin_arm_set_fpscr((__builtin_arm_get_fpscr() & ~fz) | (saved_ & fz));
+    if constexpr (std::is_same_v<T, float>)
+      if (!std::is_constant_evaluated())
+        __builtin_arm_set_fpscr((__builtin_arm_get_fpscr() & ~fz) | (saved_ & fz));
 #endif
   }
   flush_scope(const flush_scope&) = delete;

@@ -540,8 +540,10 @@ inline constexpr bool pairs_apply = [] {
 /// pairwise tree; one division per weight; the context summed over j <= i
 /// from 0), so the same bits as every other path; the causal mask is the same
 /// in every lane (query i of every pair sees keys 0..i), so no lane is
-/// masked. Stack: the pairs' keys and values (2 * Tokens * HeadDim vectors)
-/// and one query's weights (Tokens vectors), at most 640 bytes.
+/// masked. Stack: where a vector is not one gather (simd::gather_scatter
+/// false) copies of the pairs' queries, keys and values (3 * Tokens * HeadDim
+/// vectors), one query's weights (Tokens vectors) and its features (HeadDim
+/// vectors): at most 58 vectors of 4 floats, 928 bytes.
 template <class T, std::size_t HeadDim, std::size_t Tokens, std::size_t Batch,
           std::size_t NumHeads, std::size_t HeadsPerKv, std::size_t Np>
 [[gnu::noinline]] void attention_pairs(const T* qt, const T* kt, const T* vt, T* ct,
@@ -719,7 +721,10 @@ inline void forward(const Spec& spec, Batch batch, Tokens tokens, Padded np, con
   constexpr std::size_t NumHeads = decltype(spec.num_heads)::value;
   if constexpr (pairs_apply<HeadDim, NumHeads, Batch, Tokens>) {
     // (its stack within the score vectors' bound: detail/stack_bound.hpp)
-    static_assert((2 * HeadDim + 1) * Tokens::value * sizeof(vec<T, pair_lanes>) <=
+    // (the copies of queries, keys and values where there is no gather, one
+    // query's weights and its query features, in vectors of pair_lanes)
+    static_assert(((simd::gather_scatter ? 3 * HeadDim : 3 * HeadDim * Tokens::value) +
+                   Tokens::value + HeadDim) * sizeof(vec<T, pair_lanes>) <=
                   stack_bound::score_vectors<T, MaxTokens>);
     attention_pairs<T, HeadDim, Tokens::value, Batch::value, NumHeads, HeadsPerKv, Padded::value>(
         qt, kt, vt, ct, spec.divisor);
