@@ -11,15 +11,14 @@
 // Exit status: the number of failed checks.
 #include "mha_baremetal.hpp"
 
-#include <algorithm>
 #include <cstddef>
-#include <cstring>
 #include <stdexcept>
 
 #include <book_weights.hpp>
 #include <mha/mha.hpp>
 
 #include "subnormal_input.hpp"
+#include "test_support.hpp"
 
 namespace {
 
@@ -31,53 +30,30 @@ constexpr auto ct_sub_mha = subnormal_input::with_weights<2, 2>(mha_book::mha_mo
 constexpr auto ct_sub_ca =
     subnormal_input::with_weights<2, 1>(mha_book::causal_attention_model, x_sub_ca);
 
-template <class From, class To>
-void copy_values(const From& from, To& to) {
-  std::copy(from.begin(), from.end(), to.begin());
-}
-
-mha::dynamic::tensor<float> dynamic_input(const mha::tensor<float, 2, 6, 3>& x) {
-  mha::dynamic::tensor<float> d({2, 6, 3});
-  copy_values(x, d);
-  return d;
-}
-
-template <class Fixed>
-bool same_bits(const mha::dynamic::tensor<float>& d, const Fixed& f) {
-  return d.size() == f.size && std::memcmp(d.data(), f.data(), sizeof(float) * f.size) == 0;
-}
+using mha_test::same_bits;  // (shape and bits: test/test_support.hpp)
+using mha_test::to_dynamic;  // (the mha::dynamic twin of a module or tensor)
 
 }  // namespace
 
 int main() {
   mha_bm::write("dynamic_bits: mha::dynamic on the target\n");
-  const auto& fixed_mha = mha_book::mha_model;
-  mha::dynamic::multi_head_attention<float> dyn_mha(3, 2, 6, 2);
-  copy_values(fixed_mha.w_query.weight, dyn_mha.w_query.weight);
-  copy_values(fixed_mha.w_key.weight, dyn_mha.w_key.weight);
-  copy_values(fixed_mha.w_value.weight, dyn_mha.w_value.weight);
-  copy_values(fixed_mha.out_proj.weight, dyn_mha.out_proj.weight);
-  copy_values(fixed_mha.out_proj.bias, dyn_mha.out_proj.bias);
-  const auto& fixed_ca = mha_book::causal_attention_model;
-  mha::dynamic::causal_attention<float> dyn_ca(3, 2, 6);
-  copy_values(fixed_ca.w_query.weight, dyn_ca.w_query.weight);
-  copy_values(fixed_ca.w_key.weight, dyn_ca.w_key.weight);
-  copy_values(fixed_ca.w_value.weight, dyn_ca.w_value.weight);
+  const auto dyn_mha = to_dynamic(mha_book::mha_model);
+  const auto dyn_ca = to_dynamic(mha_book::causal_attention_model);
 
-  mha_bm::check(same_bits(dyn_mha.forward(dynamic_input(mha_book::batch)), ct_mha),
+  mha_bm::check(same_bits(ct_mha, dyn_mha.forward(to_dynamic(mha_book::batch))),
                 "dynamic MultiHeadAttention == compile-time forward (bits)");
-  mha_bm::check(same_bits(dyn_ca.forward(dynamic_input(mha_book::batch)), ct_ca),
+  mha_bm::check(same_bits(ct_ca, dyn_ca.forward(to_dynamic(mha_book::batch))),
                 "dynamic CausalAttention == compile-time forward (bits)");
 
   mha::dynamic::workspace<float> ws;
   mha::dynamic::tensor<float> out({2, 6, 2});
   mha::dynamic::tensor<float> weights({2, 2, 6, 6});
-  dyn_mha.forward_with_weights(dynamic_input(x_sub_mha), out, weights, ws);
-  mha_bm::check(same_bits(out, ct_sub_mha.out) && same_bits(weights, ct_sub_mha.weights),
+  dyn_mha.forward_with_weights(to_dynamic(x_sub_mha), out, weights, ws);
+  mha_bm::check(same_bits(ct_sub_mha.out, out) && same_bits(ct_sub_mha.weights, weights),
                 "subnormal range: dynamic MultiHeadAttention output and weights (bits)");
   mha::dynamic::tensor<float> weights_ca({2, 1, 6, 6});
-  dyn_ca.forward_with_weights(dynamic_input(x_sub_ca), out, weights_ca, ws);
-  mha_bm::check(same_bits(out, ct_sub_ca.out) && same_bits(weights_ca, ct_sub_ca.weights),
+  dyn_ca.forward_with_weights(to_dynamic(x_sub_ca), out, weights_ca, ws);
+  mha_bm::check(same_bits(ct_sub_ca.out, out) && same_bits(ct_sub_ca.weights, weights_ca),
                 "subnormal range: dynamic CausalAttention output and weights (bits)");
 
   bool threw = false;
