@@ -109,19 +109,63 @@ MHA_DETAIL_INLINE void edge_tile(std::size_t vectors, std::size_t tail, std::siz
   }
 }
 
+/// c[0:R][0:NS] (+)= a[0:R][0:k] * b[0:k][0:NS] in scalar registers: micro's
+/// arithmetic without vectors, for targets that have none (simd::hardware_vectors
+/// false: Cortex-M3/M4F/M7, ARMv7 without NEON), where GCC would lower each
+/// vector operation of micro to one scalar operation per lane through the
+/// stack (larger and slower code, and most of those builds' compile time).
+/// Each element's sum is the same sequence of detail::muladd from the same
+/// start (+0, or the value in c), so the same bits as micro. `row_bias`
+/// (nullptr: none) is added to row m's finished sums before they are stored
+/// (token_major::project's bias). K: std::size_t or a size_c (a depth known
+/// at compile time).
+template <class T, std::size_t R, std::size_t NS, class K>
+MHA_DETAIL_INLINE void micro_scalar(K k, const T* a, std::size_t lda, const T* b, std::size_t ldb,
+                                    T* c, std::size_t ldc, bool accumulate,
+                                    const T* row_bias = nullptr) noexcept {
+  T acc[R][NS];
+#pragma GCC unroll 8
+  for (std::size_t m = 0; m < R; ++m)
+#pragma GCC unroll 8
+    for (std::size_t n = 0; n < NS; ++n) acc[m][n] = accumulate ? c[m * ldc + n] : T(0);
+  for (std::size_t p = 0; p < k; ++p) {
+    T bv[NS];
+#pragma GCC unroll 8
+    for (std::size_t n = 0; n < NS; ++n) bv[n] = b[p * ldb + n];
+#pragma GCC unroll 8
+    for (std::size_t m = 0; m < R; ++m) {
+      const T am = a[m * lda + p];
+#pragma GCC unroll 8
+      for (std::size_t n = 0; n < NS; ++n) acc[m][n] = muladd(acc[m][n], am, bv[n]);
+    }
+  }
+#pragma GCC unroll 8
+  for (std::size_t m = 0; m < R; ++m)
+#pragma GCC unroll 8
+    for (std::size_t n = 0; n < NS; ++n)
+      c[m * ldc + n] = row_bias != nullptr ? acc[m][n] + row_bias[m] : acc[m][n];
+}
+
 /// One row block (R <= mr rows) of c (+)= a * b over all n columns: full
-/// tiles of nr vectors, then one narrower (possibly partial) edge tile.
+/// tiles of nr vectors, then one narrower (possibly partial) edge tile; on
+/// targets without vector registers, tiles of lanes<T> scalar columns, then
+/// the last n % lanes<T> columns one at a time (micro_scalar).
 template <class T, std::size_t R>
 MHA_DETAIL_INLINE void row_block(std::size_t n, std::size_t k, const T* a, std::size_t lda, const T* b,
                       std::size_t ldb, T* c, std::size_t ldc, bool accumulate) noexcept {
   constexpr std::size_t L = simd::lanes<T>;
   std::size_t j = 0;
-  for (; j + nr * L <= n; j += nr * L)
-    micro<T, R, nr, false>(k, a, lda, b + j, ldb, c + j, ldc, accumulate, 0);
-  if (j < n) {
-    const std::size_t rest = n - j;
-    edge_tile<T, R, nr>((rest + L - 1) / L, rest % L, k, a, lda, b + j, ldb, c + j, ldc,
-                        accumulate);
+  if constexpr (!simd::hardware_vectors) {
+    for (; j + L <= n; j += L) micro_scalar<T, R, L>(k, a, lda, b + j, ldb, c + j, ldc, accumulate);
+    for (; j < n; ++j) micro_scalar<T, R, 1>(k, a, lda, b + j, ldb, c + j, ldc, accumulate);
+  } else {
+    for (; j + nr * L <= n; j += nr * L)
+      micro<T, R, nr, false>(k, a, lda, b + j, ldb, c + j, ldc, accumulate, 0);
+    if (j < n) {
+      const std::size_t rest = n - j;
+      edge_tile<T, R, nr>((rest + L - 1) / L, rest % L, k, a, lda, b + j, ldb, c + j, ldc,
+                          accumulate);
+    }
   }
 }
 

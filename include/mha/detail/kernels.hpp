@@ -276,7 +276,9 @@ MHA_DETAIL_INLINE constexpr void apply_dropout(T* s, std::size_t len, const Drop
 /// Same steps as causal_attention_head: divide by `divisor`, subtract the row
 /// maximum, exponentiate, divide by the sum. For float the exponential is
 /// simd::exp and the sum is taken lane-wise then across lanes, in a fixed order.
-/// Scalar: use the scalar mirror of the vector code at run time too (small shapes).
+/// Scalar: use the scalar mirror of the vector code at run time too (small
+/// shapes); targets without vector registers (simd::hardware_vectors false)
+/// always use it, as the vector code would be lowered lane by lane there.
 /// Drop: dropout_state<T>, or no_dropout_state<T> (no dropout code at all).
 template <class T, bool Scalar = false, class Drop = dropout_state<T>>
 constexpr void softmax_causal_row(T* s, std::size_t len, std::size_t width, T divisor,
@@ -284,7 +286,8 @@ constexpr void softmax_causal_row(T* s, std::size_t len, std::size_t width, T di
                                   std::size_t i) noexcept {
   T row_max = -std::numeric_limits<T>::infinity();
   T sum = T(0);
-  if ((Scalar || std::is_constant_evaluated()) && std::is_same_v<T, float>) {
+  if ((Scalar || !simd::hardware_vectors || std::is_constant_evaluated()) &&
+      std::is_same_v<T, float>) {
     // Scalar mirror of the vector code below (softmax_mirror_exp_normalize).
     // The maximum does not depend on the order.
     for (std::size_t j = 0; j < len; ++j) {

@@ -242,56 +242,27 @@ MHA_DETAIL_INLINE void project_columns(const T* w, const T* bias, const T* x, T*
                                         y + o * cols, cols);
 }
 
-/// project_tile for targets without vector registers (simd::hardware_vectors
-/// false): R x C scalar accumulators (at most 16, so that they, C inputs and
-/// a weight fit the 32 single-precision registers of a Cortex-M4F/M7), each
-/// element the same sum in the same order as project_tile's lanes (from 0,
-/// muladd over k, then the bias), so the same bits.
-template <class T, std::size_t R, std::size_t C, std::size_t In, class Cols>
-MHA_DETAIL_INLINE void project_tile_scalar(const T* w, const T* bias, const T* x, T* y,
-                                           Cols cols) noexcept {
-  T acc[R][C];
-#pragma GCC unroll 4
-  for (std::size_t r = 0; r < R; ++r)
-#pragma GCC unroll 4
-    for (std::size_t n = 0; n < C; ++n) acc[r][n] = T(0);
-  for (std::size_t k = 0; k < In; ++k) {
-    T xv[C];
-#pragma GCC unroll 4
-    for (std::size_t n = 0; n < C; ++n) xv[n] = x[k * cols + n];
-#pragma GCC unroll 4
-    for (std::size_t r = 0; r < R; ++r) {
-      const T wr = w[r * In + k];
-#pragma GCC unroll 4
-      for (std::size_t n = 0; n < C; ++n) acc[r][n] = muladd(acc[r][n], wr, xv[n]);
-    }
-  }
-#pragma GCC unroll 4
-  for (std::size_t r = 0; r < R; ++r)
-#pragma GCC unroll 4
-    for (std::size_t n = 0; n < C; ++n) {
-      T v = acc[r][n];
-      if (bias != nullptr) v += bias[r];
-      y[r * cols + n] = v;
-    }
-}
-
 /// y^T = (x W^T + bias)^T: y[o][c] = bias[o] + sum_k w[o][k] * x[k][c].
 /// w: [Out][In] (nn.Linear layout), bias: [Out] or nullptr, x: [In][cols],
 /// y: [Out][cols]; cols (a size_c or a std::size_t) a multiple of W.
 template <class T, std::size_t W, std::size_t Out, std::size_t In, class Cols>
 [[gnu::noinline]] void project(const T* w, const T* bias, const T* x, T* y, Cols cols) noexcept {
   if constexpr (!simd::hardware_vectors) {
-    // scalar tiles of 4 x 4 (cols is a multiple of W >= 4)
+    // scalar tiles of 4 x 4 (cols is a multiple of W >= 4): 16 accumulators,
+    // 4 inputs and a weight fit the 32 single-precision registers of a
+    // Cortex-M4F/M7; each element the same sum in the same order as
+    // project_tile's lanes (from 0, muladd over k, then the bias): the same bits
     constexpr std::size_t R = Out < 4 ? Out : 4;
     for (std::size_t c = 0; c < cols; c += 4) {
       std::size_t o = 0;
       for (; o + R <= Out; o += R)
-        project_tile_scalar<T, R, 4, In>(w + o * In, bias != nullptr ? bias + o : nullptr,
-                                         x + c, y + o * cols + c, cols);
+        gemm::micro_scalar<T, R, 4>(size_c<In>{}, w + o * In, In, x + c, cols,
+                                    y + o * cols + c, cols, false,
+                                    bias != nullptr ? bias + o : nullptr);
       if constexpr (Out % R != 0)
-        project_tile_scalar<T, Out % R, 4, In>(w + o * In, bias != nullptr ? bias + o : nullptr,
-                                               x + c, y + o * cols + c, cols);
+        gemm::micro_scalar<T, Out % R, 4>(size_c<In>{}, w + o * In, In, x + c, cols,
+                                          y + o * cols + c, cols, false,
+                                          bias != nullptr ? bias + o : nullptr);
     }
   } else {
     // column vectors per tile (2 with MVE's 8 registers: 2 x 2 accumulators)

@@ -1,0 +1,77 @@
+# The stages of .ci/run as one GNU make graph: `make -f .ci/stages.mk -j2`
+# runs two stages at a time, and their builds share make's two job slots (the
+# `+` marks each recipe as recursive, so the `make` under `cmake --build`
+# takes its parallel jobs from the same jobserver: never more compile jobs
+# than cores, and a stage's build uses both cores once the other stage is
+# done). Until 2026-12-06 the stages ran one after the other, each with
+# -j2: the tails of each build (its last large object compiling alone) and of
+# each ctest (test_gpt2 under QEMU alone) left a core idle, and the cross
+# stages waited for the background install of their packages. docs/ci.md,
+# "Stages side by side".
+#
+# Order: when a slot frees, make starts the first stage in `all`'s list whose
+# prerequisites are done, so the long stages come first and the short bare-metal
+# presets last. The two 60 s fuzz runs come after every other stage, side by
+# side with nothing else, so each has a whole core as before (libFuzzer's
+# budget is wall time).
+#
+# Set by .ci/run: JOBS (ctest -j), CI_LOG_DIR and CI_T0 (for .ci/stage),
+# ARM_STATUS (the file where the background install of the cross packages
+# writes its exit status).
+SHELL := /bin/bash
+STAGE := .ci/stage
+JOBS ?= 2
+# ctest without make's jobserver variables (the tests that build a project run
+# their own make, as when ctest runs alone)
+CTEST := env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL ctest
+
+cross := aarch64 armhf armv7-vfpv3
+baremetal := cortex-m55 cortex-m4f cortex-m7 cortex-m3
+others := default clang-sanitize armhf aarch64 armv7-vfpv3 bench $(baremetal)
+.PHONY: all arm-packages fuzz-safetensors fuzz-dynamic $(others)
+all: $(others) fuzz-safetensors fuzz-dynamic
+
+default:
+	+@$(STAGE) $@ "g++: the README's test command (preset default)" \
+	  'cmake --preset default && cmake --build --preset default && $(CTEST) --preset default -j$(JOBS)'
+
+# (The preset's ctest filter excludes the labels compile_fail, docs and
+# headers; a command-line -LE replaces it, so it is repeated with fuzz added.)
+clang-sanitize:
+	+@$(STAGE) $@ "clang++ ASan+UBSan: the Catch2 tests and the build checks (preset clang-sanitize)" \
+	  'cmake --preset clang-sanitize && cmake --build --preset clang-sanitize && $(CTEST) --preset clang-sanitize -j$(JOBS) -LE "compile_fail|docs|headers|fuzz"'
+
+fuzz-safetensors: $(others)
+	@$(STAGE) $@ "libFuzzer: the safetensors loader, 60 s (preset clang-sanitize)" \
+	  '$(CTEST) --preset clang-sanitize -L fuzz -R "safetensors loader"'
+fuzz-dynamic: $(others)
+	@$(STAGE) $@ "libFuzzer: the mha::dynamic API, 60 s (preset clang-sanitize)" \
+	  '$(CTEST) --preset clang-sanitize -L fuzz -R "dynamic API"'
+
+bench:
+	+@$(STAGE) $@ "benchmark suite builds (preset bench; not run: timings are not tests)" \
+	  'cmake --preset bench && cmake --build --preset bench'
+
+# The cross packages install in the background from the start of the run.
+arm-packages:
+	@while [[ ! -s $(ARM_STATUS) ]]; do sleep 2; done; \
+	  rc=$$(cat $(ARM_STATUS)); echo "== cross packages installed (exit $$rc) at $$(($$(date +%s) - $(CI_T0))) s"; \
+	  exit $$rc
+
+aarch64: arm-packages
+	+@$(STAGE) $@ "AArch64: the run-time tests cross-built with aarch64-linux-gnu-g++, under qemu-aarch64 (preset aarch64)" \
+	  'cmake --preset aarch64 && cmake --build --preset aarch64 && $(CTEST) --preset aarch64 -j$(JOBS)'
+
+armhf: arm-packages
+	+@$(STAGE) $@ "ARMv7: the run-time tests cross-built with arm-linux-gnueabihf-g++ (NEON+VFPv4, hard float), under qemu-arm (preset armhf)" \
+	  'cmake --preset armhf && cmake --build --preset armhf && $(CTEST) --preset armhf -j$(JOBS)'
+
+# (ARMv7 without NEON: the two test groups with the bit-identity tests;
+# docs/ci.md, stage 8.)
+armv7-vfpv3: arm-packages
+	+@$(STAGE) $@ "ARMv7 without NEON: the bit-identity test groups cross-built for VFPv3-D16 (no FMA, hard float), under qemu-arm (preset armv7-vfpv3, groups tests_core and tests_streaming)" \
+	  'cmake --preset armv7-vfpv3 && cmake --build --preset armv7-vfpv3 --target tests_core tests_streaming && d=build/armv7-vfpv3/test && $(CTEST) --preset armv7-vfpv3 -j$(JOBS) -R "$$(cat $$d/tests_core.ctest_regex)|$$(cat $$d/tests_streaming.ctest_regex)"'
+
+$(baremetal): arm-packages
+	+@$(STAGE) $@ "bare metal: $@ under qemu-system-arm (preset $@)" \
+	  'cmake --preset $@ && cmake --build --preset $@ && $(CTEST) --preset $@'
