@@ -28,7 +28,7 @@ CTEST := env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL ctest
 cross := aarch64 armhf armv7-vfpv3
 baremetal := cortex-m55 cortex-m4f cortex-m7 cortex-m3
 others := default clang-sanitize armhf aarch64 armv7-vfpv3 bench $(baremetal)
-.PHONY: all arm-packages fuzz-safetensors fuzz-dynamic $(others)
+.PHONY: all fuzz-safetensors fuzz-dynamic $(others)
 all: $(others) fuzz-safetensors fuzz-dynamic
 
 default:
@@ -52,26 +52,27 @@ bench:
 	+@$(STAGE) $@ "benchmark suite builds (preset bench; not run: timings are not tests)" \
 	  'cmake --preset bench && cmake --build --preset bench'
 
-# The cross packages install in the background from the start of the run.
-arm-packages:
-	@while [[ ! -s $(ARM_STATUS) ]]; do sleep 2; done; \
-	  rc=$$(cat $(ARM_STATUS)); echo "== cross packages installed (exit $$rc) at $$(($$(date +%s) - $(CI_T0))) s"; \
-	  exit $$rc
+# The cross packages install in the background from the start of the run;
+# the cross stages wait for them first (ARM_WAIT). (Not a make prerequisite:
+# make starts the first stage in order whose prerequisites are done, and a
+# stage held back by an unfinished one lets the stages after it go first.)
+ARM_WAIT := while [[ ! -s $(ARM_STATUS) ]]; do sleep 2; done; \
+  rc=$$(cat $(ARM_STATUS)); echo "(cross packages: exit $$rc)"; [[ $$rc == 0 ]] &&
 
-aarch64: arm-packages
+aarch64:
 	+@$(STAGE) $@ "AArch64: the run-time tests cross-built with aarch64-linux-gnu-g++, under qemu-aarch64 (preset aarch64)" \
-	  'cmake --preset aarch64 && cmake --build --preset aarch64 && $(CTEST) --preset aarch64 -j$(JOBS)'
+	  '$(ARM_WAIT) cmake --preset aarch64 && cmake --build --preset aarch64 && $(CTEST) --preset aarch64 -j$(JOBS)'
 
-armhf: arm-packages
+armhf:
 	+@$(STAGE) $@ "ARMv7: the run-time tests cross-built with arm-linux-gnueabihf-g++ (NEON+VFPv4, hard float), under qemu-arm (preset armhf)" \
-	  'cmake --preset armhf && cmake --build --preset armhf && $(CTEST) --preset armhf -j$(JOBS)'
+	  '$(ARM_WAIT) cmake --preset armhf && cmake --build --preset armhf && $(CTEST) --preset armhf -j$(JOBS)'
 
 # (ARMv7 without NEON: the two test groups with the bit-identity tests;
 # docs/ci.md, stage 8.)
-armv7-vfpv3: arm-packages
+armv7-vfpv3:
 	+@$(STAGE) $@ "ARMv7 without NEON: the bit-identity test groups cross-built for VFPv3-D16 (no FMA, hard float), under qemu-arm (preset armv7-vfpv3, groups tests_core and tests_streaming)" \
-	  'cmake --preset armv7-vfpv3 && cmake --build --preset armv7-vfpv3 --target tests_core tests_streaming && d=build/armv7-vfpv3/test && $(CTEST) --preset armv7-vfpv3 -j$(JOBS) -R "$$(cat $$d/tests_core.ctest_regex)|$$(cat $$d/tests_streaming.ctest_regex)"'
+	  '$(ARM_WAIT) cmake --preset armv7-vfpv3 && cmake --build --preset armv7-vfpv3 --target tests_core tests_streaming && d=build/armv7-vfpv3/test && $(CTEST) --preset armv7-vfpv3 -j$(JOBS) -R "$$(cat $$d/tests_core.ctest_regex)|$$(cat $$d/tests_streaming.ctest_regex)"'
 
-$(baremetal): arm-packages
+$(baremetal):
 	+@$(STAGE) $@ "bare metal: $@ under qemu-system-arm (preset $@)" \
-	  'cmake --preset $@ && cmake --build --preset $@ && $(CTEST) --preset $@'
+	  '$(ARM_WAIT) cmake --preset $@ && cmake --build --preset $@ && $(CTEST) --preset $@'

@@ -42,12 +42,17 @@ inline constexpr std::size_t vector_bytes = 32;
 inline constexpr std::size_t vector_bytes = 16;
 #endif
 
-/// True when the target has vector registers for float (x86 SSE and up,
-/// NEON, MVE): vec<T> maps onto them. False on cores without a vector unit
-/// (Cortex-M3/M4F/M7, other scalar targets), where GCC lowers every vector
-/// operation to one scalar operation per lane, through the stack; kernels
-/// with a scalar form use it there (token_major::project).
-#if defined(__SSE2__) || defined(__ARM_NEON) || defined(__aarch64__) || \
+/// True when the target does float arithmetic in vector registers (x86 SSE
+/// and up, AArch64 NEON, MVE): vec<T> maps onto them. False on cores without
+/// a vector unit (Cortex-M3/M4F/M7, ARMv7 without NEON, other scalar targets)
+/// and on 32-bit Arm with NEON, whose float vector arithmetic GCC leaves
+/// unused (NEON flushes subnormals, so GCC only uses it with
+/// -funsafe-math-optimizations): there GCC lowers every float vector
+/// operation to one scalar operation per lane, through the stack, and the
+/// kernels take their scalar forms instead (token_major::project and
+/// attention_head_scalar, gemm::micro_scalar, softmax_causal_row's scalar
+/// mirror), which compute the same bits.
+#if defined(__SSE2__) || defined(__aarch64__) || \
     (defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 2))
 inline constexpr bool hardware_vectors = true;
 #else
