@@ -303,18 +303,17 @@ std::string kv_width_hint(const tensor_entry& e, const planned_tensor<T>& t,
                           : std::string());
 }
 
-/// The loader: validate the whole header, check the hyperparameters and every
-/// needed tensor, read and convert them into scratch buffers, and only then
-/// copy into the model. Appends what it could not verify to `warnings`.
-template <class Model>
-error load_into(byte_source& src, Model& model, const load_options& opt,
-                std::vector<std::string>& warnings) {
-  using T = typename Model::value_type;
-  header_info h;
-  if (auto e = parse_header(src, h)) return e;
-
-  attention_desc<T> desc;
-  if (auto e = describe(model, desc)) return e;
+/// The loader after the model's description: check the hyperparameters and
+/// every needed tensor of the parsed header `h`, read and convert them into
+/// scratch buffers, and only then copy into the model (through the sinks of
+/// `desc`, which point into it). Appends what it could not verify to
+/// `warnings`. One instantiation per value type T, not per model type: the
+/// model enters only through its description (load_into), so a program that
+/// loads many model types compiles this once (about 8 KB of object code on
+/// ARMv7 per model type until 2026-12-06, docs/ci.md).
+template <class T>
+error load_described(byte_source& src, const header_info& h, attention_desc<T>& desc,
+                     const load_options& opt, std::vector<std::string>& warnings) {
   qkv_layout layout = qkv_layout::unspecified;
   const checkpoint_format format = resolve_format(h, opt);
   if (auto e = check_hyperparameters(h, desc, opt, format, layout, warnings)) return e;
@@ -430,6 +429,19 @@ error load_into(byte_source& src, Model& model, const load_options& opt,
           s.dest[r * s.cols + c] = buf[s.src_offset + r * s.src_row_stride + c * s.src_col_stride];
   }
   return {};
+}
+
+/// The loader: validate the whole header, describe the model (its
+/// hyperparameters and where each tensor goes), then load_described.
+template <class Model>
+error load_into(byte_source& src, Model& model, const load_options& opt,
+                std::vector<std::string>& warnings) {
+  using T = typename Model::value_type;
+  header_info h;
+  if (auto e = parse_header(src, h)) return e;
+  attention_desc<T> desc;
+  if (auto e = describe(model, desc)) return e;
+  return load_described<T>(src, h, desc, opt, warnings);
 }
 
 template <class Model>

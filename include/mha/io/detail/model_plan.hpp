@@ -593,44 +593,14 @@ struct plan_visitor {
   }
 };
 
-/// The description of `model` for planning, from its parameter walk: the
-/// hyperparameters, the walked entries, the kind (a `heads` list: the
-/// wrapper; an `out_proj`: a multi-head attention) and, for the packed
-/// formats, the query/key/value/out_proj layers by their PyTorch names
-/// (W_query.weight, ... or nn.MultiheadAttention's in_proj_weight).
-template <class Model, class T>
-error describe(Model& model, attention_desc<T>& d) {
-  read_hyperparameters(model, d);
-  d.model_name = std::string(mha::detail::params::module_name<Model>());
-  if constexpr (requires { model.heads.size(); model.num_heads(); }) {  // a run-time heads list
-    if (model.heads.size() != model.num_heads())
-      return make_error(load_errc::model, "",
-                        "the model's heads vector holds " + std::to_string(model.heads.size()) +
-                            " heads, expected num_heads = " + std::to_string(model.num_heads()));
-    for (std::size_t h = 0; h < model.heads.size(); ++h) {
-      const auto& head = model.heads[h];
-      if (head.d_in() != d.d_in || head.d_out() != d.d_out || head.qkv_bias() != d.qkv_bias)
-        return make_error(load_errc::model, "",
-                          "head " + std::to_string(h) + " has other sizes than the wrapper");
-    }
-  }
-#if defined(__cpp_exceptions) || defined(__EXCEPTIONS)
-  // An mha::dynamic module whose layers were replaced by ones of other sizes
-  // or bias: its own check (the one every forward makes first), before any
-  // size below is taken from the hyperparameters.
-  if constexpr (requires { model.check_parameters(); }) {
-    try {
-      model.check_parameters();
-    } catch (const std::invalid_argument& e) {
-      return make_error(load_errc::model, "", std::string("the model is inconsistent: ") + e.what());
-    }
-  }
-#endif
-  error failure;
-  plan_visitor<T> visit{d.walked, failure};
-  mha::detail::params::walk(mha::detail::params::static_prefix{}, boost::hana::string<>{}, model,
-                            visit);
-  if (failure) return failure;
+/// The rest of describe, once the walk has filled d.walked: the kind (a
+/// `heads` list: the wrapper; an `out_proj`: a multi-head attention) and, for
+/// the packed formats, the query/key/value/out_proj layers by their PyTorch
+/// names (W_query.weight, ... or nn.MultiheadAttention's in_proj_weight),
+/// each checked against the shape the hyperparameters give. One
+/// instantiation per value type T, not per model type (docs/ci.md).
+template <class T>
+error describe_layers(attention_desc<T>& d) {
   const auto find = [&](const std::string& name) -> const walked_entry<T>* {
     for (const auto& e : d.walked)
       if (e.name == name && e.type == walked_entry<T>::kind::parameter) return &e;
@@ -705,6 +675,47 @@ error describe(Model& model, attention_desc<T>& d) {
         .push_back(linear_ref<T>{w->data, b ? b->data : nullptr, rows, cols, b != nullptr});
   }
   return {};
+}
+
+/// The description of `model` for planning, from its parameter walk: the
+/// hyperparameters, the walked entries, the kind (a `heads` list: the
+/// wrapper; an `out_proj`: a multi-head attention) and, for the packed
+/// formats, the query/key/value/out_proj layers by their PyTorch names
+/// (W_query.weight, ... or nn.MultiheadAttention's in_proj_weight).
+template <class Model, class T>
+error describe(Model& model, attention_desc<T>& d) {
+  read_hyperparameters(model, d);
+  d.model_name = std::string(mha::detail::params::module_name<Model>());
+  if constexpr (requires { model.heads.size(); model.num_heads(); }) {  // a run-time heads list
+    if (model.heads.size() != model.num_heads())
+      return make_error(load_errc::model, "",
+                        "the model's heads vector holds " + std::to_string(model.heads.size()) +
+                            " heads, expected num_heads = " + std::to_string(model.num_heads()));
+    for (std::size_t h = 0; h < model.heads.size(); ++h) {
+      const auto& head = model.heads[h];
+      if (head.d_in() != d.d_in || head.d_out() != d.d_out || head.qkv_bias() != d.qkv_bias)
+        return make_error(load_errc::model, "",
+                          "head " + std::to_string(h) + " has other sizes than the wrapper");
+    }
+  }
+#if defined(__cpp_exceptions) || defined(__EXCEPTIONS)
+  // An mha::dynamic module whose layers were replaced by ones of other sizes
+  // or bias: its own check (the one every forward makes first), before any
+  // size below is taken from the hyperparameters.
+  if constexpr (requires { model.check_parameters(); }) {
+    try {
+      model.check_parameters();
+    } catch (const std::invalid_argument& e) {
+      return make_error(load_errc::model, "", std::string("the model is inconsistent: ") + e.what());
+    }
+  }
+#endif
+  error failure;
+  plan_visitor<T> visit{d.walked, failure};
+  mha::detail::params::walk(mha::detail::params::static_prefix{}, boost::hana::string<>{}, model,
+                            visit);
+  if (failure) return failure;
+  return describe_layers(d);
 }
 
 /// True for the model types the loader takes: a module with a
