@@ -1,9 +1,10 @@
 # The stages of .ci/run as one GNU make graph: `make -f .ci/stages.mk -j2`
-# runs two stages at a time, and their builds share make's two job slots (the
-# `+` marks each recipe as recursive, so the `make` under `cmake --build`
-# takes its parallel jobs from the same jobserver: never more compile jobs
-# than cores, and a stage's build uses both cores once the other stage is
-# done). Until 2026-12-06 the stages ran one after the other, each with
+# (.ci/run: -j$(nproc), two on CI) runs two stages at a time, and their builds
+# share make's two job slots (the `+` marks each recipe as recursive, so the
+# `make` under `cmake --build` takes its parallel jobs from the same
+# jobserver: no more build jobs than cores, and a stage's build uses both
+# cores once the other stage is done; ctest and the compilers that tests run
+# are outside the jobserver). Until 2026-12-06 the stages ran one after the other, each with
 # -j2: the tails of each build (its last large object compiling alone) and of
 # each ctest (test_gpt2 under QEMU alone) left a core idle, and the cross
 # stages waited for the background install of their packages. docs/ci.md,
@@ -13,11 +14,12 @@
 # prerequisites are done, so the long stages come first and the short bare-metal
 # presets last. The two 60 s fuzz runs come after every other stage, side by
 # side with nothing else, so each has a whole core as before (libFuzzer's
-# budget is wall time).
+# budget is wall time); if a stage failed (.ci/run runs make -k), they do not
+# run.
 #
 # Set by .ci/run: JOBS (ctest -j), CI_LOG_DIR and CI_T0 (for .ci/stage),
 # ARM_STATUS (the file where the background install of the cross packages
-# writes its exit status).
+# writes its exit status) and ARM_PID (that install's process).
 SHELL := /bin/bash
 STAGE := .ci/stage
 JOBS ?= 2
@@ -25,11 +27,10 @@ JOBS ?= 2
 # their own make, as when ctest runs alone)
 CTEST := env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL ctest
 
-cross := aarch64 armhf armv7-vfpv3
 baremetal := cortex-m55 cortex-m4f cortex-m7 cortex-m3
 others := default clang-sanitize armhf aarch64 armv7-vfpv3 bench $(baremetal)
-.PHONY: all fuzz-safetensors fuzz-dynamic $(others)
-all: $(others) fuzz-safetensors fuzz-dynamic
+.PHONY: all fuzz $(others)
+all: $(others) fuzz
 
 default:
 	+@$(STAGE) $@ "g++: the README's test command (preset default)" \
@@ -41,12 +42,9 @@ clang-sanitize:
 	+@$(STAGE) $@ "clang++ ASan+UBSan: the Catch2 tests and the build checks (preset clang-sanitize)" \
 	  'cmake --preset clang-sanitize && cmake --build --preset clang-sanitize && $(CTEST) --preset clang-sanitize-no-fuzz -j$(JOBS)'
 
-fuzz-safetensors: $(others)
-	@$(STAGE) $@ "libFuzzer: the safetensors loader, 60 s (preset clang-sanitize)" \
-	  '$(CTEST) --preset clang-sanitize-fuzz -R "safetensors loader"'
-fuzz-dynamic: $(others)
-	@$(STAGE) $@ "libFuzzer: the mha::dynamic API, 60 s (preset clang-sanitize)" \
-	  '$(CTEST) --preset clang-sanitize-fuzz -R "dynamic API"'
+fuzz: $(others)
+	@$(STAGE) $@ "libFuzzer: the safetensors loader and the mha::dynamic API, 60 s each, side by side (preset clang-sanitize)" \
+	  '$(CTEST) --preset clang-sanitize-fuzz -j2'
 
 bench:
 	+@$(STAGE) $@ "benchmark suite builds (preset bench; not run: timings are not tests)" \
@@ -56,8 +54,11 @@ bench:
 # the cross stages wait for them first (ARM_WAIT). (Not a make prerequisite:
 # make starts the first stage in order whose prerequisites are done, and a
 # stage held back by an unfinished one lets the stages after it go first.)
-ARM_WAIT := while [[ ! -s $(ARM_STATUS) ]]; do sleep 2; done; \
-  rc=$$(cat $(ARM_STATUS)); echo "(cross packages: exit $$rc)"; [[ $$rc == 0 ]] &&
+# ARM_PID: the background install (its status file is written last; if it is
+# gone without one, the install died).
+ARM_WAIT := while [[ ! -s $(ARM_STATUS) ]] && kill -0 $(ARM_PID) 2>/dev/null; do sleep 2; done; \
+  rc=$$(cat $(ARM_STATUS) 2>/dev/null || echo "none: the install process died"); \
+  echo "(cross packages: exit $$rc)"; [[ $$rc == 0 ]] &&
 
 aarch64:
 	+@$(STAGE) $@ "AArch64: the run-time tests cross-built with aarch64-linux-gnu-g++, under qemu-aarch64 (preset aarch64)" \

@@ -12,7 +12,11 @@
 // operations (edges use partly loaded vectors), so the compiler cannot
 // vectorise a scalar sum differently in the fixed-size and the runtime-sized
 // instantiations, and each is a detail::muladd, fused exactly where the
-// target has FMA: the two stay bit-identical. These functions take
+// target has FMA: the two stay bit-identical. On targets without float
+// vector arithmetic (simd::hardware_vectors false) the tiles are scalar
+// (micro_scalar): the same muladd sequence per element, and no vector unit
+// for the compiler to re-vectorise it onto (GCC keeps float arithmetic off
+// ARMv7's NEON without -funsafe-math-optimizations). These functions take
 // std::size_t sizes and are never used in constant evaluation.
 //
 // The micro-kernel keeps an MR x (NR vectors) tile of C in registers and, for
