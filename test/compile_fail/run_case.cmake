@@ -12,6 +12,8 @@
 #                     the project's warning flags (exit code decides);
 #             "pch":  builds the precompiled umbrella header PCH from
 #                     PCH_SOURCE (SOURCE is not used).
+#             "twins": writes SOURCE from the cases CASES (|-separated
+#                     paths; merge_twins.cmake), then as "ok".
 #   PCH       optional: a precompiled <mha/mha.hpp> (g++: the header next to
 #             its .gch; clang++: the .pch) that the case includes first. Only
 #             the parsing of the library's headers is saved (about half of a
@@ -39,6 +41,12 @@ if(MODE STREQUAL "pch")
     message(FATAL_ERROR "the precompiled header did not build")
   endif()
   return()
+endif()
+if(MODE STREQUAL "twins")
+  include(${CMAKE_CURRENT_LIST_DIR}/merge_twins.cmake)
+  string(REPLACE "|" ";" cases "${CASES}")
+  mha_cf_merge_twins("${SOURCE}" ${cases})
+  set(MODE ok)
 endif()
 if(MODE STREQUAL "ok")
   list(APPEND args -DMHA_CF_OK)

@@ -12,8 +12,9 @@
 // operations (edges use partly loaded vectors), so the compiler cannot
 // vectorise a scalar sum differently in the fixed-size and the runtime-sized
 // instantiations, and each is a detail::muladd, fused exactly where the
-// target has FMA: the two stay bit-identical. On targets without float
-// vector arithmetic (simd::hardware_vectors false) the tiles are scalar
+// target has FMA: the two stay bit-identical. On targets without usable float
+// vector arithmetic (simd::hardware_vectors false: no vector unit, or 32-bit
+// Arm NEON, which GCC leaves unused for floats) the tiles are scalar
 // (micro_scalar): the same muladd sequence per element, and no vector unit
 // for the compiler to re-vectorise it onto (GCC keeps float arithmetic off
 // ARMv7's NEON without -funsafe-math-optimizations). These functions take
@@ -114,8 +115,10 @@ MHA_DETAIL_INLINE void edge_tile(std::size_t vectors, std::size_t tail, std::siz
 }
 
 /// c[0:R][0:NS] (+)= a[0:R][0:k] * b[0:k][0:NS] in scalar registers: micro's
-/// arithmetic without vectors, for targets that have none (simd::hardware_vectors
-/// false: Cortex-M3/M4F/M7, ARMv7 without NEON), where GCC would lower each
+/// arithmetic without vectors, for targets that have none or whose float
+/// vectors GCC leaves unused (simd::hardware_vectors false: Cortex-M3/M4F/M7,
+/// ARMv7 without NEON, and 32-bit Arm with NEON, whose vectors flush
+/// subnormals), where GCC would lower each
 /// vector operation of micro to one scalar operation per lane through the
 /// stack (larger and slower code, and most of those builds' compile time).
 /// Each element's sum is the same sequence of detail::muladd from the same
