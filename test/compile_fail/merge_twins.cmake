@@ -4,8 +4,9 @@
 # #line directive (an error names the case's file and line), its #include
 # lines hoisted to the top of OUT (each becomes an empty line, so the line
 # numbers stay) and its `int main()` renamed `int case_main()`; then one
-# main(). Only cases that #define nothing and declare no namespace can share
-# the file (CMakeLists.txt chooses them). Run when the test runs, so it always
+# main(). Only cases that #define nothing, declare no namespace and #include
+# no file by a quoted name (its text would land inside the case's namespace) can
+# share the file (CMakeLists.txt chooses them). Run when the test runs, so it always
 # compiles the cases as they are on disk.
 function(mha_cf_merge_twins out)
   set(includes "")
@@ -13,9 +14,10 @@ function(mha_cf_merge_twins out)
   foreach(source IN LISTS ARGN)
     get_filename_component(name "${source}" NAME_WE)
     file(READ "${source}" text)
-    if(text MATCHES "#[ \t]*define" OR text MATCHES "(^|\n)[ \t]*namespace")
-      message(FATAL_ERROR "${source}: a case with a #define or a namespace cannot share the "
-                          "twins' file (re-run cmake: it gets a twin test of its own)")
+    if(text MATCHES "#[ \t]*define" OR text MATCHES "(^|\n)[ \t]*namespace"
+       OR text MATCHES "#[ \t]*include[ \t]*\"")
+      message(FATAL_ERROR "${source}: a case with a #define, a namespace or a quoted #include "
+                          "cannot share the twins' file (re-run cmake: it gets a twin test of its own)")
     endif()
     string(REGEX MATCHALL "#[ \t]*include[ \t]*<[^>\n]*>" case_includes "${text}")
     list(APPEND includes ${case_includes})
