@@ -16,8 +16,8 @@
 // vector arithmetic (simd::hardware_vectors false: no vector unit, or 32-bit
 // Arm NEON, which GCC leaves unused for floats) the tiles are scalar
 // (micro_scalar): the same muladd sequence per element, and no vector unit
-// for the compiler to re-vectorise it onto (GCC keeps float arithmetic off
-// ARMv7's NEON without -funsafe-math-optimizations). These functions take
+// that the compiler uses for it (GCC keeps float arithmetic off ARMv7's NEON
+// without -funsafe-math-optimizations). These functions take
 // std::size_t sizes and are never used in constant evaluation.
 //
 // The micro-kernel keeps an MR x (NR vectors) tile of C in registers and, for
