@@ -4,11 +4,8 @@
 # `make` under `cmake --build` takes its parallel jobs from the same
 # jobserver: no more build jobs than cores, and a stage's build uses both
 # cores once the other stage is done; ctest and the compilers that tests run
-# are outside the jobserver). Until 2026-12-06 the stages ran one after the other, each with
-# -j2: the tails of each build (its last large object compiling alone) and of
-# each ctest (test_gpt2 under QEMU alone) left a core idle, and the cross
-# stages waited for the background install of their packages. docs/ci.md,
-# "Stages side by side".
+# are outside the jobserver), so no core idles at the tail of a build or of a
+# ctest while another stage has work.
 #
 # Order: when a slot frees, make starts the first stage in `all`'s list whose
 # prerequisites are done, so the long stages come first and the short bare-metal
@@ -28,13 +25,17 @@ JOBS ?= 2
 CTEST := env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL ctest
 
 baremetal := cortex-m55 cortex-m4f cortex-m7 cortex-m3
-others := default clang-sanitize armhf aarch64 armv7-vfpv3 bench $(baremetal)
+cross := armhf aarch64 armv7-vfpv3
+others := default clang-sanitize $(cross) bench $(baremetal)
 .PHONY: all fuzz $(others)
 all: $(others) fuzz
 
+# The README's two test commands: the quick check (build and test presets
+# quick: test_conformance and the contract tests), then the rest of the whole
+# host suite (the quick check's tests left out: they ran).
 default:
-	+@$(STAGE) $@ "g++: the README's test command (preset default)" \
-	  'cmake --preset default && cmake --build --preset default && $(CTEST) --preset default -j$(JOBS)'
+	+@$(STAGE) $@ "g++: the README's test commands, the quick check and the whole host suite (presets quick, default)" \
+	  'cmake --preset default && cmake --build --preset quick && $(CTEST) --preset quick -j$(JOBS) && cmake --build --preset default && $(CTEST) --preset default -j$(JOBS) -E "^(test_conformance|test_introspection|test_constexpr)/"'
 
 # (Test preset clang-sanitize-no-fuzz: clang-sanitize's filter with the label
 # fuzz excluded too; a command-line -LE would not replace a preset's filter.)
@@ -60,19 +61,18 @@ ARM_WAIT := while [[ ! -s $(ARM_STATUS) ]] && kill -0 $(ARM_PID) 2>/dev/null; do
   rc=$$(cat $(ARM_STATUS) 2>/dev/null || echo "none: the install process died"); \
   echo "(cross packages: exit $$rc)"; [[ $$rc == 0 ]] &&
 
-aarch64:
-	+@$(STAGE) $@ "AArch64: the run-time tests cross-built with aarch64-linux-gnu-g++, under qemu-aarch64 (preset aarch64)" \
-	  '$(ARM_WAIT) cmake --preset aarch64 && cmake --build --preset aarch64 && $(CTEST) --preset aarch64 -j$(JOBS)'
-
-armhf:
-	+@$(STAGE) $@ "ARMv7: the run-time tests cross-built with arm-linux-gnueabihf-g++ (NEON+VFPv4, hard float), under qemu-arm (preset armhf)" \
-	  '$(ARM_WAIT) cmake --preset armhf && cmake --build --preset armhf && $(CTEST) --preset armhf -j$(JOBS)'
-
-# (ARMv7 without NEON: the two test groups with the bit-identity tests;
-# docs/ci.md, stage 8.)
-armv7-vfpv3:
-	+@$(STAGE) $@ "ARMv7 without NEON: the bit-identity test groups cross-built for VFPv3-D16 (no FMA, hard float), under qemu-arm (preset armv7-vfpv3, groups tests_core and tests_streaming)" \
-	  '$(ARM_WAIT) cmake --preset armv7-vfpv3 && cmake --build --preset armv7-vfpv3 --target tests_core tests_streaming && d=build/armv7-vfpv3/test && $(CTEST) --preset armv7-vfpv3 -j$(JOBS) -R "$$(cat $$d/tests_core.ctest_regex)|$$(cat $$d/tests_streaming.ctest_regex)"'
+# The ARM Linux stages build and run what a target must prove (configure
+# presets <stage>-conformance, MHA_TEST_SET=conformance: test_conformance,
+# every kernel path and module kind on a handful of shapes, and the programs
+# whose claims depend on the target; docs/ci.md, "Which check proves which
+# claim"). The whole run-time suites stay presets aarch64, armhf and
+# armv7-vfpv3.
+target.aarch64 := AArch64 (aarch64-linux-gnu-g++, under qemu-aarch64)
+target.armhf := ARMv7 NEON+VFPv4 hard float (arm-linux-gnueabihf-g++, under qemu-arm)
+target.armv7-vfpv3 := ARMv7 without NEON, VFPv3-D16, no FMA (arm-linux-gnueabihf-g++, under qemu-arm)
+$(cross):
+	+@$(STAGE) $@ "$(target.$@): the per-target checks (preset $@-conformance)" \
+	  '$(ARM_WAIT) cmake --preset $@-conformance && cmake --build --preset $@-conformance && $(CTEST) --preset $@-conformance -j$(JOBS)'
 
 $(baremetal):
 	+@$(STAGE) $@ "bare metal: $@ under qemu-system-arm (preset $@)" \

@@ -26,6 +26,7 @@
 #include <book_weights.hpp>
 #include <mha/mha.hpp>
 
+#include "program_path.hpp"
 #include "test_support.hpp"
 
 namespace {
@@ -77,7 +78,7 @@ constexpr book_mha make_mha() {
 
 const json& book_tables() {
   static const json tables = [] {
-    const auto path = std::filesystem::path(MHA_TEST_DATA_DIR) / "book_tables.json";
+    const auto path = std::filesystem::path(mha_test::program_relative(MHA_TEST_DATA_DIR)) / "book_tables.json";
     INFO("book tables " << path.string());
     REQUIRE(std::filesystem::is_regular_file(path));
     std::ifstream in(path);

@@ -27,6 +27,7 @@
 #include <mha/mha.hpp>
 
 #include "state_dict.hpp"
+#include "program_path.hpp"
 #include "test_support.hpp"
 
 namespace {
@@ -200,7 +201,7 @@ constexpr golden_case golden_cases[] = {
     {"mha_f32_din64_dout32_h8", &run_case<mhat<float, 64, 32, 32, 8, false>, 1, 32>},
 };
 
-const std::filesystem::path golden_dir = std::filesystem::path(MHA_TEST_DATA_DIR) / "golden";
+const std::filesystem::path golden_dir = std::filesystem::path(mha_test::program_relative(MHA_TEST_DATA_DIR)) / "golden";
 
 json load_fixture(std::string_view name) {
   const auto path = golden_dir / (std::string(name) + ".json");

@@ -43,6 +43,8 @@
 
 #include "kv_fixture.hpp"
 #include "state_dict.hpp"
+#include "constexpr_cases.hpp"
+#include "program_path.hpp"
 #include "test_support.hpp"
 
 namespace {
@@ -50,7 +52,7 @@ namespace {
 template <class T>
 constexpr double gqa_rtol = std::is_same_v<T, float> ? 2e-6 : 1e-12;
 
-const std::filesystem::path kv_dir = std::filesystem::path(MHA_TEST_DATA_DIR) / "kv_cache";
+const std::filesystem::path kv_dir = std::filesystem::path(mha_test::program_relative(MHA_TEST_DATA_DIR)) / "kv_cache";
 
 /// The grouped-query fixtures of the directory (module grouped_query_attention).
 std::vector<kv_fixture::fixture_info> gqa_fixtures() {
@@ -216,29 +218,10 @@ template <std::size_t DIn, std::size_t DOut, std::size_t C, std::size_t H, std::
           bool Bias, std::size_t Theta>
 using gqa_f32 = mha::grouped_query_attention<float, DIn, DOut, C, H, Kv, Bias, mha::rope<Theta>>;
 
-// (d) a small model evaluated at compile time.
-using tiny = mha::grouped_query_attention<float, 4, 8, 6, 4, 2, true, mha::rope<10000>>;
-constexpr tiny make_tiny() {
-  tiny m{};
-  float v = 0.03125f;
-  mha::for_each_parameter(m, [&](auto, auto& t) {
-    for (auto& e : t) {
-      e = v;
-      v = v * -1.25f;
-      if (v > 0.75f || v < -0.75f) v = v * 0.0625f;
-    }
-  });
-  return m;
-}
-constexpr mha::tensor<float, 5, 4> tiny_input() {
-  mha::tensor<float, 5, 4> x{};
-  float v = 0.5f;
-  for (auto& e : x) {
-    e = v;
-    v = v * -0.875f + 0.0625f;
-  }
-  return x;
-}
+// (d) a small model evaluated at compile time (constexpr_cases.hpp).
+using tiny = mha_test::tiny_gqa;
+constexpr tiny make_tiny() { return mha_test::make_tiny_gqa(); }
+constexpr mha::tensor<float, 5, 4> tiny_input() { return mha_test::tiny_gqa_input(); }
 
 }  // namespace
 

@@ -46,6 +46,7 @@
 
 #include "kv_fixture.hpp"
 #include "state_dict.hpp"
+#include "program_path.hpp"
 #include "test_support.hpp"
 
 namespace {
@@ -58,7 +59,7 @@ using kv_fixture::step;
 template <class T>
 constexpr double kv_rtol = std::is_same_v<T, float> ? 2e-6 : 1e-12;
 
-const std::filesystem::path kv_dir = std::filesystem::path(MHA_TEST_DATA_DIR) / "kv_cache";
+const std::filesystem::path kv_dir = std::filesystem::path(mha_test::program_relative(MHA_TEST_DATA_DIR)) / "kv_cache";
 
 // ------------------------------------------------------------------ buffers
 

@@ -29,6 +29,7 @@
 
 #include <mha/mha.hpp>
 
+#include "program_path.hpp"
 #include "test_support.hpp"
 
 namespace {
@@ -93,7 +94,7 @@ static_assert(noexcept(mha::copy_parameters(std::declval<const ca_t&>(),
 
 const json& fixture() {
   static const json j = [] {
-    std::ifstream in(std::string(MHA_TEST_DATA_DIR) + "/parameters/parameters.json");
+    std::ifstream in(mha_test::program_relative(MHA_TEST_DATA_DIR) + "/parameters/parameters.json");
     REQUIRE(in.good());
     return json::parse(in);
   }();

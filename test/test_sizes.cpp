@@ -22,6 +22,8 @@
 
 #include <mha/mha.hpp>
 
+#include "program_path.hpp"
+
 namespace {
 
 /// "<type spelled as in the docs>" -> sizeof(type).
@@ -98,7 +100,7 @@ std::vector<size_row> size_rows(const std::string& text) {
 TEST_CASE("every object size stated in the docs is the compiler's sizeof", "[docs]") {
   for (const char* file : {"README.md", "docs/design.md", "docs/streaming.md"}) {
     INFO(file);
-    const std::string text = read_file(std::string(MHA_SOURCE_DIR) + "/" + file);
+    const std::string text = read_file(mha_test::program_relative(MHA_SOURCE_DIR) + "/" + file);
     REQUIRE(!text.empty());
     const auto rows = size_rows(text);
     REQUIRE(rows.size() >= 4);

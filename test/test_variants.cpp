@@ -28,6 +28,8 @@
 
 #include <mha/mha.hpp>
 
+#include "constexpr_cases.hpp"
+#include "program_path.hpp"
 #include "test_support.hpp"
 #include "variant_fixture.hpp"
 
@@ -35,7 +37,7 @@ namespace {
 
 using mha::attention_mask;
 
-const std::filesystem::path variants_dir = std::filesystem::path(MHA_TEST_DATA_DIR) / "variants";
+const std::filesystem::path variants_dir = std::filesystem::path(mha_test::program_relative(MHA_TEST_DATA_DIR)) / "variants";
 
 template <class T>
 constexpr double variant_rtol = std::is_same_v<T, float> ? 2e-6 : 1e-12;
@@ -530,23 +532,8 @@ TEST_CASE("padding and weights: errors, training, other modules, constant evalua
   }
   SECTION("constant evaluation gives the run-time weights") {
     using C = mha::causal_attention<double, 3, 2, 4>;
-    constexpr auto run = [](C m2) {
-      for (std::size_t i = 0; i < 6; ++i) {
-        m2.w_query.weight.data()[i] = 0.125 * static_cast<double>(i) - 0.25;
-        m2.w_key.weight.data()[i] = 0.0625 * static_cast<double>(i * i % 5) - 0.125;
-        m2.w_value.weight.data()[i] = 0.5 - 0.1875 * static_cast<double>(i % 3);
-      }
-      mha::tensor<double, 1, 4, 3> x2{};
-      for (std::size_t i = 0; i < 12; ++i) x2.data()[i] = 0.3 * static_cast<double>(i % 7) - 0.9;
-      mha::tensor<double, 1, 4, 2> o2{};
-      mha::tensor<double, 1, 1, 4, 4> w2{};
-      C::workspace<1, 4> ws2{};
-      const std::array<std::size_t, 1> len{3};
-      (void)m2.forward_with_weights(x2, len, o2, w2, ws2);
-      return w2;
-    };
-    constexpr auto at_compile_time = run(C{});
-    const auto at_run_time = run(C{});
+    constexpr auto at_compile_time = mha_test::padded_weights_case(C{});
+    const auto at_run_time = mha_test::padded_weights_case(C{});
     CHECK(mha_test::same_bits(at_compile_time, at_run_time));
     CHECK(at_run_time.data()[0] == 1.0);
   }

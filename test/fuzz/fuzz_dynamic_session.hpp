@@ -3,7 +3,7 @@
 //
 // Included by two translation units, fuzz_dynamic.cpp (the entry point and the
 // double instantiations) and fuzz_dynamic_float.cpp (the float ones), so that
-// the target's build uses both cores (one TU took 153 CPU s, docs/ci.md). Every
+// the target's build uses both cores (one TU took 153 CPU s). Every
 // name below is in an anonymous namespace: each TU has its own copy.
 //
 // The input is a small program: byte 0 picks the element type, the module

@@ -10,6 +10,8 @@
 #include <mha/io/safetensors.hpp>
 #include <mha/mha.hpp>
 
+#include "../program_path.hpp"
+
 #if defined(__cpp_exceptions) || defined(__EXCEPTIONS)
 #error "this file must be compiled with -fno-exceptions"
 #endif
@@ -29,7 +31,7 @@ bool read(const char* file, const char* name, std::vector<float>& out) {
 }  // namespace
 
 int main() {
-  const std::string dir = MHA_SAFETENSORS_DIR;
+  const std::string dir = mha_test::program_relative(MHA_SAFETENSORS_DIR);
   const auto r = mha::io::try_load_safetensors(dir + "/book_mha_f32.safetensors", model);
   if (!r.ok()) {
     std::printf("load failed: %s\n", r.message.c_str());

@@ -14,9 +14,11 @@
 
 #include <mha/io/safetensors.hpp>
 
+#include "../program_path.hpp"
+
 namespace mha_io_test {
 
-inline std::filesystem::path data_dir() { return MHA_SAFETENSORS_DIR; }
+inline std::filesystem::path data_dir() { return mha_test::program_relative(MHA_SAFETENSORS_DIR); }
 inline std::filesystem::path data_file(const std::string& name) { return data_dir() / name; }
 
 /// Tensor `name` of a safetensors file converted to T, read with the

@@ -25,6 +25,8 @@
 #include <mha/mha.hpp>
 #if defined(ISA_TEST_HAVE_IO)
 #include <mha/io/safetensors.hpp>
+
+#include "../program_path.hpp"
 #endif
 
 #include "isa_run.hpp"
@@ -120,7 +122,7 @@ void expect_loaded(isa_test::run& r, const char* what, const mha::io::load_resul
 
 /// test/data/safetensors/<name>.safetensors
 std::string data_file(const char* name) {
-  return std::string(ISA_TEST_DATA_DIR) + "/" + name + ".safetensors";
+  return mha_test::program_relative(ISA_TEST_DATA_DIR) + "/" + name + ".safetensors";
 }
 
 /// The bytes of data_file(name) (empty if unreadable: the load then fails).

@@ -310,7 +310,7 @@ std::string kv_width_hint(const tensor_entry& e, const planned_tensor<T>& t,
 /// `warnings`. One instantiation per value type T, not per model type: the
 /// model enters only through its description (load_into), so a program that
 /// loads many model types compiles this once (about 8 KB of object code on
-/// ARMv7 per model type until 2026-12-06, docs/ci.md).
+/// ARMv7 per model type when it was one per model type).
 template <class T>
 error load_described(byte_source& src, const header_info& h, attention_desc<T>& desc,
                      const load_options& opt, std::vector<std::string>& warnings) {

@@ -598,7 +598,7 @@ struct plan_visitor {
 /// the packed formats, the query/key/value/out_proj layers by their PyTorch
 /// names (W_query.weight, ... or nn.MultiheadAttention's in_proj_weight),
 /// each checked against the shape the hyperparameters give. One
-/// instantiation per value type T, not per model type (docs/ci.md).
+/// instantiation per value type T, not per model type.
 template <class T>
 error describe_layers(attention_desc<T>& d) {
   const auto find = [&](const std::string& name) -> const walked_entry<T>* {
