@@ -280,7 +280,8 @@ using fmh = mha::fused_multi_head_attention<float, 3, 2, 6, 2>;
 static_assert(mha::attention_module<ca> && mha::attention_module<wr> &&
               mha::attention_module<mh> && mha::attention_module<fmh> &&
               mha::attention_module<const ex32&> &&
-              mha::attention_module<mha::causal_attention<double, 5, 4, 3, true>>);
+              mha::attention_module<mha::causal_attention<double, 5, 4, 3, true>> &&
+              mha::attention_module<mha::grouped_query_attention<float, 3, 4, 6, 2, 1>>);
 static_assert(mha::fixed_attention_module<mh> && !mha::dynamic_attention_module<mh>);
 static_assert(!mha::attention_module<lin> && !mha::attention_module<lin_nb> &&
               !mha::attention_module<t263> && !mha::attention_module<int>);
@@ -288,6 +289,7 @@ static_assert(!mha::attention_module<lin> && !mha::attention_module<lin_nb> &&
 static_assert(mha::attention_module<mha::dynamic::causal_attention<float>> &&
               mha::attention_module<mha::dynamic::multi_head_attention_wrapper<double>> &&
               mha::attention_module<mha::dynamic::multi_head_attention<float>> &&
+              mha::attention_module<mha::dynamic::grouped_query_attention<double>> &&
               mha::dynamic_attention_module<mha::dynamic::multi_head_attention<float>> &&
               !mha::fixed_attention_module<mha::dynamic::multi_head_attention<float>> &&
               !mha::attention_module<mha::dynamic::linear<float>>);
@@ -313,6 +315,16 @@ static_assert(!mha::can_forward_v<mh, mha::tensor<double, 2, 6, 3>> &&          
               !mha::can_forward_v<fmh, mha::tensor_view<const float, 7, 3>> &&  //
               !mha::can_forward_v<mh, mha::tensor<float, 2, 0, 3>> &&           // zero extent
               !mha::can_forward_v<mh, float> && !mha::can_forward_v<mh, lin>);
+// Self-attention with KDim or VDim other than DIn (forward(x) static_asserts:
+// keys and values come from x): false, for any x, with or without out; the
+// same module's cross-attention forward is not what can_forward_v asks.
+using mh_kdim = mha::multi_head_attention<float, 3, 2, 6, 2, false, mha::attention_mask::none, 4>;
+using mh_vdim = mha::multi_head_attention<float, 3, 2, 6, 2, false, mha::attention_mask::none, 3, 5>;
+using mh_dims = mha::multi_head_attention<float, 3, 2, 6, 2, false, mha::attention_mask::none, 3, 3>;
+static_assert(!mha::can_forward_v<mh_kdim, t263> && !mha::can_forward_v<mh_vdim, t263> &&
+              !mha::can_forward_v<mh_kdim, t263, mha::tensor<float, 2, 6, 2>> &&
+              mha::can_forward_v<mh_dims, t263> &&
+              mha::can_forward_v<mh_dims, t263, mha::tensor<float, 2, 6, 2>>);
 // can_forward_v<M, X, Out>: forward(x, out) compiles (a requires-expression
 // is true there for any out: that forward returns void and checks in its
 // body). Out as forward deduces it: a named lvalue (decltype(out)), a

@@ -70,9 +70,23 @@ consteval bool dynamic_can_forward_into() noexcept {
   };
 }
 
+/// self_attention_dims_ok for M's key_dim and value_dim (true for a module
+/// that has none: a user's module of fixed_module_sizes).
+template <class M>
+consteval bool module_self_attention_dims_ok() noexcept {
+  if constexpr (requires {
+                  requires std::is_same_v<decltype(M::key_dim), const std::size_t>;
+                  requires std::is_same_v<decltype(M::value_dim), const std::size_t>;
+                })
+    return self_attention_dims_ok<M::key_dim, M::value_dim, M::d_in>;
+  else
+    return true;
+}
+
 /// m.forward(x) (no Out) or m.forward(x, out) (one Out) of a fixed-size
 /// module compiles: X is a tensor or a tensor_view for which every contract
-/// of forward holds (the input rules of forward_input_ok, read here without
+/// of forward holds (the module's key_dim and value_dim equal d_in,
+/// self_attention_dims_ok; the input rules of forward_input_ok, read here without
 /// asserting; for forward(x, out) a writable output of the output type; then
 /// the output returned by value and the workspace within MHA_MAX_INLINE_BYTES,
 /// and the call's stack use within MHA_STACK_WORKSPACE_LIMIT: the workspace's
@@ -84,7 +98,8 @@ consteval bool fixed_can_forward() noexcept {
   } else {
     using S = shape_of<X>;
     using T = typename M::value_type;
-    if constexpr (!forward_input_ok<S, T, M::d_in, M::context_length>) {
+    if constexpr (!module_self_attention_dims_ok<M>() ||
+                  !forward_input_ok<S, T, M::d_in, M::context_length>) {
       return false;
     } else {
       // M::workspace<B, N> is attention_workspace<T, B, N, d_in, output_width,
@@ -159,10 +174,13 @@ consteval bool can_forward() noexcept {
 /// bad shape: forward returns `auto`, and its static_assert fires while the
 /// return type is deduced). For a fixed-size module M (mha::causal_attention,
 /// multi_head_attention, multi_head_attention_wrapper,
-/// fused_multi_head_attention): X is an mha::tensor or mha::tensor_view whose
-/// element type, rank (2 or 3), last extent (d_in) and token count (1..
-/// context_length) satisfy the rules forward's static_asserts check (the same
-/// predicate, detail::forward_input_ok), whose output and workspace fit
+/// fused_multi_head_attention, grouped_query_attention): the module's key_dim
+/// and value_dim equal d_in (self-attention: multi_head_attention with another
+/// KDim or VDim takes the cross-attention forward), and X is an mha::tensor or
+/// mha::tensor_view whose element type, rank (2 or 3), last extent (d_in) and
+/// token count (1..context_length) satisfy the rules forward's static_asserts
+/// check (the same predicates, detail::self_attention_dims_ok and
+/// detail::forward_input_ok), whose output and workspace fit
 /// MHA_MAX_INLINE_BYTES, and whose stack use fits MHA_STACK_WORKSPACE_LIMIT
 /// (`M::workspace<B, N>::stack_bytes` plus the returned output's bytes; for
 /// forward(x, out) without the output: the check forward's static_assert
@@ -229,7 +247,8 @@ concept dynamic_attention_module = requires(
 
 /// Every attention module of the library, fixed-size or mha::dynamic
 /// (causal_attention, multi_head_attention, multi_head_attention_wrapper,
-/// fused_multi_head_attention, and their mha::dynamic twins), and a user's
+/// fused_multi_head_attention, grouped_query_attention, and the mha::dynamic
+/// twins of all but the fused one), and a user's
 /// module that provides the same (see fixed_attention_module and
 /// dynamic_attention_module). Not a linear layer (no attention sizes). Use
 /// it to constrain generic code:

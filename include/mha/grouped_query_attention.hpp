@@ -68,8 +68,9 @@ inline constexpr bool rope_positions_within_range = ContextLength <= (std::size_
 /// once per key/value head, never repeated (no repeat_interleave copy), and
 /// the KV cache (kv_cache<B>) holds NumKvHeads heads, NumHeads / NumKvHeads
 /// times less than multi_head_attention's. The forward is the one
-/// orchestration of every module (detail/attention.hpp) with the blocked
-/// kernels; forward(x, n, out, ws) and forward(x, n, out, cache, ws) as in
+/// orchestration of every module (detail/attention.hpp) and takes its paths
+/// (token-major for causal float inference, blocked, decode);
+/// forward(x, n, out, ws) and forward(x, n, out, cache, ws) as in
 /// multi_head_attention (docs/streaming.md, docs/grouped_query_attention.md).
 /// RoPE's cos/sin tables (ContextLength * head_dim / 2 each) are computed at
 /// compile time into static read-only storage when they hold at most

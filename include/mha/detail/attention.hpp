@@ -21,7 +21,7 @@
 //
 //  * simple: constant evaluation, and small constant shapes at run time
 //    (project_rows' loops, attention_head_simple);
-//  * token-major: float inference with compile-time sizes on at most
+//  * token-major: causal float inference with compile-time sizes on at most
 //    token_major::tokens_limit tokens (token_major.hpp; at most max_tokens);
 //  * blocked: everything else (gemm.hpp tiles, attention_head_blocked), one
 //    sequence at a time;
@@ -155,14 +155,14 @@ constexpr auto make_grouped_spec(DIn d_in, HeadDim head_dim, NumHeads num_heads,
 inline constexpr std::size_t decode_rows = 8;
 
 /// Keys and values of `batch` sequences: sequence b's K^T at key_t + b *
-/// batch_stride ([width][ldk]) and its V at value + b * batch_stride
-/// ([num_heads][ldk][head_dim]).
+/// batch_stride ([kv_width][ldk]) and its V at value + b * batch_stride
+/// ([num_kv_heads][ldk][head_dim]).
 template <class T>
 struct kv_store {
   T* key_t;
   T* value;
   std::size_t ldk;           ///< positions per sequence (capacity)
-  std::size_t batch_stride;  ///< elements per sequence (width * ldk)
+  std::size_t batch_stride;  ///< elements per sequence (kv_width * ldk)
 };
 
 /// Scratch of the forward calls, all in the caller's workspace except the
@@ -213,10 +213,10 @@ struct self_kv {};
 
 /// Q/K/V projections, attention and out_proj of one sequence: n token rows of
 /// x (row stride d_in) at positions offset .. offset+n-1 of the store (kt: K^T
-/// [width][ldk], v: V [num_heads][ldk][head_dim]), output rows of stride
+/// [kv_width][ldk], v: V [num_kv_heads][ldk][head_dim]), output rows of stride
 /// width. Blocked path unless `simple` (constant evaluation or small constant
-/// shapes). The values are projected one head block at a time (each element
-/// the same sum as in one product over all heads). `weights`: where this
+/// shapes). The values are projected one key/value-head block at a time (each
+/// element the same sum as in one product over all heads). `weights`: where this
 /// sequence's attention weights go (weights_out, already at this sequence).
 /// `source`: self_kv, or the kv_rows of a cross-attention's key/value input
 /// (offset 0, its keys at store positions 0..rows-1).
@@ -386,8 +386,9 @@ constexpr void forward_sequence(const Spec& s, const typename Spec::value_type* 
       }
     }
   }
-  // Q [n][width], K^T [width][n], V [n][width], context [n][width] of one
-  // sequence at a time (the working set of one sequence).
+  // Q [n][width], K^T [kv_width][n], V [num_kv_heads][n][head_dim], context
+  // [n][width] of one sequence at a time (n * width elements each: kv_width
+  // <= width).
   const std::size_t width = s.width();
   const std::size_t block = static_cast<std::size_t>(n) * width;
   const attention_scratch<T> scratch{ws, ws + 3 * block, scores, static_cast<std::size_t>(n)};

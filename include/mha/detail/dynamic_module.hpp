@@ -28,7 +28,8 @@
 namespace mha::detail {
 
 /// CRTP base of mha::dynamic::{causal_attention, multi_head_attention_wrapper,
-/// multi_head_attention}: the public forward overloads, written once, and
+/// multi_head_attention, grouped_query_attention}: the public forward
+/// overloads, written once, and
 /// parameter_count() (detail::walked_parameter_count: the walk of Derived's
 /// parameter_description()). The
 /// class is the same in every translation unit (it is a base of the modules);

@@ -1,14 +1,14 @@
-// mha/detail/kernels.hpp -- the arithmetic of a linear layer and of one causal
-// attention head, written once for both the fixed-size types (sizes passed as
-// std::integral_constant, so loops have constant trip counts) and mha::dynamic
-// (sizes passed as std::size_t). Same code, same operation order: the two
-// implementations give bit-identical results.
+// mha/detail/kernels.hpp -- the arithmetic of a linear layer and of one
+// attention head (causal or not), written once for both the fixed-size types
+// (sizes passed as std::integral_constant, so loops have constant trip counts)
+// and mha::dynamic (sizes passed as std::size_t). Same code, same operation
+// order: the two implementations give bit-identical results.
 //
 // The pieces the orchestration (attention.hpp) puts together:
 //  * projections: project_rows / project_rows_t (simple loops in constant
 //    evaluation and for small constant shapes, gemm.hpp tiles otherwise);
-//  * one causal attention head of one sequence, queries at any position
-//    offset (a KV cache): attention_head_simple (constexpr, one score row at
+//  * one attention head of one sequence (causal or not), queries at any
+//    position offset (a KV cache): attention_head_simple (constexpr, one score row at
 //    a time), attention_head_blocked (run time, blocks of gemm::mr queries)
 //    and attention_head_decode (run time, one query over a cache).
 // The first two perform the same operations in the same order, so every path

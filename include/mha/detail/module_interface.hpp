@@ -63,6 +63,14 @@ inline constexpr bool forward_input_ok =
     equals<S::features, DIn> && at_most<S::tokens, ContextLength> && S::tokens > 0 &&
     S::batch > 0;
 
+/// Self-attention's dimension rule: forward(x) projects keys and values from
+/// x, so the module's key_dim and value_dim (multi_head_attention's KDim and
+/// VDim; every other module's equal d_in) must equal DIn. The forward
+/// overloads static_assert it before the input rules; mha::can_forward_v
+/// reads it too.
+template <std::size_t KeyDim, std::size_t ValueDim, std::size_t DIn>
+inline constexpr bool self_attention_dims_ok = KeyDim == DIn && ValueDim == DIn;
+
 /// Inference or training mode of one forward call (training draws dropout
 /// decisions from `seed`, see dropout_state), chosen at run time: the calls
 /// with a training overload, the padded batch and the attention weights.
