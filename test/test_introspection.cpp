@@ -385,6 +385,104 @@ static_assert(mha::can_forward_v<ca_long, ca_long_in<27445>, ca_long_out<27445>>
               mha::can_forward_v<ca_long, ca_long_in<22672>> &&
               !mha::can_forward_v<ca_long, ca_long_in<22673>> &&
               mha::can_forward_v<ca_long, ca_long_in<22673>, ca_long_out<22673>>);
+// Where the trait and the call once disagreed (an adversarial review, issue
+// 41): both now read the same rules (detail::self_attention_rules,
+// detail::linear_forward_ok, detail::fixed_type_ok), and the call's outcome
+// is pinned by a requires-expression where it can see it (a non-viable
+// overload) or by the compile-fail case named.
+// (a) A zero extent in an input never instantiated (a view passed by
+// reference): the forward instantiates the type, whose static_assert reports
+// it (compile-fail case forward_zero_extent_view); false, with or without out.
+static_assert(!mha::can_forward_v<mh, mha::tensor_view<const float, 0, 3>> &&
+              !mha::can_forward_v<mh, const mha::tensor_view<float, 0, 6, 3>&> &&
+              !mha::can_forward_v<mh, mha::tensor_view<const float, 2, 0, 3>> &&
+              !mha::can_forward_v<ca, mha::tensor_view<const float, 0, 3>, mha::tensor<float, 1, 2>> &&
+              !mha::can_forward_v<mh, mha::tensor_view<const float>>);  // rank 0
+// (b) mha::linear with a zero extent (compile-fail case linear_zero_extent_view)
+static_assert(!mha::can_forward_v<lin, mha::tensor_view<const float, 0, 3>> &&
+              !mha::can_forward_v<lin, mha::tensor<float, 2, 0, 3>> &&
+              !mha::can_forward_v<lin, mha::tensor_view<const float, 0, 3>,
+                                  mha::tensor_view<float, 1, 2>>);
+// (c) volatile, as input or output: no forward overload takes it
+// (detail::fixed_tensor_like), so the call does not compile and the trait is
+// false; a requires-expression sees the non-viable overload.
+using o62 = mha::tensor<float, 6, 2>;
+template <class M, class X, class Y>
+constexpr bool forward_into_viable = requires(const M& m, const X& x, Y& y) { m.forward(x, y); };
+template <class M, class X>
+constexpr bool forward_viable_for_volatile = requires(const M& m, const X& x) { m.forward(x); };
+static_assert(!mha::can_forward_v<mh, t263, volatile o262> && !forward_into_viable<mh, t263, volatile o262> &&
+              !mha::can_forward_v<mh, t263, volatile mha::tensor_view<float, 2, 6, 2>> &&
+              !forward_into_viable<mh, t263, volatile mha::tensor_view<float, 2, 6, 2>> &&
+              !mha::can_forward_v<lin, t263, volatile o262> && !forward_into_viable<lin, t263, volatile o262> &&
+              mha::can_forward_v<mh, t263, o262> && forward_into_viable<mh, t263, o262>);
+static_assert(!mha::can_forward_v<mh, volatile t263> && !forward_viable_for_volatile<mh, volatile t263> &&
+              !mha::can_forward_v<mh, volatile t263&> &&
+              !mha::can_forward_v<lin, volatile t263> && !forward_viable_for_volatile<lin, volatile t263> &&
+              !mha::can_forward_v<mh, volatile t263, o262> && !forward_into_viable<mh, volatile t263, o262>);
+// (d) An invalid Out type: false, not a hard error (the trait reads the type's
+// rules without instantiating it; the call reports the type's own
+// static_assert, compile-fail case forward_output_zero_extent_view).
+static_assert(!mha::can_forward_v<ca, mha::tensor<float, 6, 3>, mha::tensor_view<float, 6, 0>> &&
+              !mha::can_forward_v<mh, t263, mha::tensor<int, 2, 6, 2>> &&
+              !mha::can_forward_v<mh, t263, mha::tensor_view<int, 2, 6, 2>> &&
+              !mha::can_forward_v<mh, t263, mha::tensor<float, 2, 0, 2>> &&
+              !mha::can_forward_v<lin, t263, mha::tensor<int, 2, 6, 2>> &&
+              !mha::can_forward_v<lin, t263, mha::tensor_view<float, 2, 0, 2>>);
+// An Out tensor above MHA_MAX_INLINE_BYTES (compile-fail case
+// forward_output_inline_limit: the call reports the type): the rules that
+// can_forward_v reads, with explicit limits (this file defines none): the
+// output's 48 bytes against 40, the stack workspace's storage_bytes (which
+// the call checks next) against exactly that.
+using ca_rules = mha::detail::self_attention_rules<float, 3, 3, 3, 6, 2>;
+using x63 = mha::tensor<float, 6, 3>;  // 72 bytes
+using v63 = mha::tensor_view<const float, 6, 3>;
+constexpr std::size_t ca_ws_bytes = ca_rules::workspace_sizes<x63>::storage_bytes;
+static_assert(ca_ws_bytes >= 48 && ca_rules::forward_ok<x63, ca_ws_bytes, o62&>() &&
+              !ca_rules::forward_ok<x63, ca_ws_bytes - 1, mha::tensor_view<float, 6, 2>>() &&
+              !mha::detail::output_argument_ok<o62&, o62, 40>() &&
+              mha::detail::output_argument_ok<mha::tensor_view<float, 6, 2>, o62, 40>() &&
+              !mha::detail::linear_forward_ok<float, 3, 2, 40, v63, o62&>() &&
+              mha::detail::linear_forward_ok<float, 3, 2, 48, v63, o62&>() &&
+              mha::detail::linear_forward_ok<float, 3, 2, 40, v63, mha::tensor_view<float, 6, 2>>() &&
+              !mha::detail::linear_forward_ok<float, 3, 2, 40, x63, mha::tensor_view<float, 6, 2>>());
+// (e) Every fixed-size module of the library is recognised as such (else the
+// trait would ask a requires-expression, a hard error on a bad shape), and a
+// user's module is not given the library's rules: the trait asks its forward
+// (a requires-expression), whatever members it has.
+using gqa = mha::grouped_query_attention<float, 3, 4, 6, 2, 1>;
+static_assert(mha::detail::forward_overloads_module<ca> &&
+              mha::detail::forward_overloads_module<wr> &&
+              mha::detail::forward_overloads_module<mh> &&
+              mha::detail::forward_overloads_module<fmh> &&
+              mha::detail::forward_overloads_module<gqa> &&
+              mha::detail::forward_overloads_module<mh_kdim>);
+static_assert(mha::can_forward_v<gqa, mha::tensor<float, 6, 3>> &&
+              !mha::can_forward_v<gqa, mha::tensor<float, 7, 3>> &&
+              !mha::can_forward_v<gqa, mha::tensor_view<const float, 0, 3>>);
+struct user_module {
+  using value_type = float;
+  static constexpr std::size_t d_in = 3, context_length = 6, num_heads = 1, head_dim = 2,
+                               output_width = 2;
+  // takes [6][3] views only (a view of another shape does not convert)
+  o62 forward(const mha::tensor_view<const float, 6, 3>&) const { return {}; }
+  void forward(const mha::tensor_view<const float, 6, 3>&, o62&) const {}
+};
+template <class M, class X>
+constexpr bool forward_viable = requires(const M& m, const X& x) { m.forward(x); };
+using uv63 = mha::tensor_view<const float, 6, 3>;
+using uv53 = mha::tensor_view<const float, 5, 3>;
+static_assert(mha::can_forward_v<user_module, uv63> && forward_viable<user_module, uv63> &&
+              mha::can_forward_v<user_module, mha::tensor<float, 6, 3>> &&
+              forward_viable<user_module, mha::tensor<float, 6, 3>> &&
+              !mha::can_forward_v<user_module, uv53> && !forward_viable<user_module, uv53> &&
+              !mha::can_forward_v<user_module, v263> && !forward_viable<user_module, v263>);
+static_assert(mha::can_forward_v<user_module, uv63, o62> && forward_into_viable<user_module, uv63, o62> &&
+              !mha::can_forward_v<user_module, uv63, mha::tensor<float, 6, 3>> &&
+              !forward_into_viable<user_module, uv63, mha::tensor<float, 6, 3>> &&
+              !mha::can_forward_v<user_module, uv63, const o62> &&
+              !forward_into_viable<user_module, uv63, const o62>);
+static_assert(!mha::detail::forward_overloads_module<user_module>);
 #if defined(__cpp_exceptions) || defined(__EXCEPTIONS)
 // mha::dynamic: any dynamic tensor or view of T (shapes are run-time errors)
 static_assert(mha::can_forward_v<mha::dynamic::multi_head_attention<float>,

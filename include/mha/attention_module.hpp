@@ -46,125 +46,52 @@ template <class Out>
 using output_argument_t = std::conditional_t<std::is_rvalue_reference_v<Out>,
                                              std::remove_reference_t<Out>, Out&>;
 
-/// `out` of type Out (see output_argument_t) is a writable output of tensor
-/// type Expected: a tensor or view of that type, not const, not a temporary
-/// tensor, and a tensor within MHA_MAX_INLINE_BYTES.
-template <class Out, class Expected>
-consteval bool output_ok() noexcept {
-  using Y = output_argument_t<Out>;
-  if constexpr (!fixed_tensor_like<Y>) {
-    return false;
-  } else if constexpr (!writable_output<Y>) {
-    return false;
-  } else {
-    return std::is_same_v<as_tensor_t<Y>, Expected> &&
-           within_inline_limit<sizeof(std::remove_cvref_t<Y>), MHA_DETAIL_MAX_INLINE_BYTES()>;
-  }
-}
-
-/// m.forward(x, out) of an mha::dynamic module compiles (shapes are run-time checks).
-template <class M, class X, class Out>
-consteval bool dynamic_can_forward_into() noexcept {
-  return requires(const M& m, const X& x, output_argument_t<Out> out) {
-    m.forward(x, static_cast<output_argument_t<Out>>(out));
-  };
-}
-
-/// self_attention_dims_ok for M's key_dim and value_dim (true for a module
-/// that has none: a user's module of fixed_module_sizes).
+/// M's forward overloads are MHA_DETAIL_FORWARD_OVERLOADS's (a fixed-size
+/// module of the library): M has fixed_module_sizes, key_dim and value_dim,
+/// and its `workspace<B, N>` is the detail::attention_workspace that the
+/// macro defines (read without instantiating it).
 template <class M>
-consteval bool module_self_attention_dims_ok() noexcept {
-  if constexpr (requires {
-                  requires std::is_same_v<decltype(M::key_dim), const std::size_t>;
-                  requires std::is_same_v<decltype(M::value_dim), const std::size_t>;
-                })
-    return self_attention_dims_ok<M::key_dim, M::value_dim, M::d_in>;
-  else
-    return true;
-}
-
-/// m.forward(x) (no Out) or m.forward(x, out) (one Out) of a fixed-size
-/// module compiles: X is a tensor or a tensor_view for which every contract
-/// of forward holds (the module's key_dim and value_dim equal d_in,
-/// self_attention_dims_ok; the input rules of forward_input_ok, read here without
-/// asserting; for forward(x, out) a writable output of the output type; then
-/// the output returned by value and the workspace within MHA_MAX_INLINE_BYTES,
-/// and the call's stack use within MHA_STACK_WORKSPACE_LIMIT: the workspace's
-/// stack_bytes (workspace and frame bound), plus the output for forward(x)).
-template <class M, class X, class... Out>
-consteval bool fixed_can_forward() noexcept {
-  if constexpr (!fixed_tensor_like<X>) {
-    return false;
-  } else {
-    using S = shape_of<X>;
-    using T = typename M::value_type;
-    if constexpr (!module_self_attention_dims_ok<M>() ||
-                  !forward_input_ok<S, T, M::d_in, M::context_length>) {
-      return false;
-    } else {
-      // M::workspace<B, N> is attention_workspace<T, B, N, d_in, output_width,
-      // context_length> (forward_overloads.hpp); its sizes without its storage
-      using W = attention_workspace_sizes<T, S::batch, S::tokens, M::d_in, M::output_width,
-                                          M::context_length>;
-      // (the stack limit as forward_overloads.hpp's forward_stack_ checks it:
-      // W::stack_bytes, plus the output that forward(x) returns; W::fits is
-      // false for sizes past the largest object, PTRDIFF_MAX bytes)
-      constexpr bool workspace_fits =
-          W::fits && within_inline_limit<(W::fits ? W::storage_bytes : 0), MHA_DETAIL_MAX_INLINE_BYTES()>;
-      if constexpr (sizeof...(Out) == 0) {
-        constexpr std::size_t output_bytes = sizeof(T) * S::batch * S::tokens * M::output_width;
-        return within_inline_limit<output_bytes, MHA_DETAIL_MAX_INLINE_BYTES()> && workspace_fits &&
-               W::stack_bytes + output_bytes <= MHA_STACK_WORKSPACE_LIMIT;
-      } else {
-        return (output_ok<Out, output_for_t<T, M::output_width, X>>() && ...) && workspace_fits &&
-               W::stack_bytes <= MHA_STACK_WORKSPACE_LIMIT;
-      }
-    }
-  }
-}
-
-/// M is a fixed-size mha::linear (static in_features, out_features).
-template <class M>
-concept fixed_linear_sizes = requires {
-  typename M::value_type;
-  requires std::is_same_v<decltype(M::in_features), const std::size_t>;
-  requires std::is_same_v<decltype(M::out_features), const std::size_t>;
+concept forward_overloads_module = fixed_module_sizes<M> && requires {
+  requires std::is_same_v<decltype(M::key_dim), const std::size_t>;
+  requires std::is_same_v<decltype(M::value_dim), const std::size_t>;
+  requires std::is_same_v<typename M::template workspace<1, 1>,
+                          attention_workspace<typename M::value_type, 1, 1, M::d_in,
+                                              M::output_width, M::context_length>>;
 };
 
-/// m.forward(x) / m.forward(x, out) of a fixed-size mha::linear compiles:
-/// the rules of check_linear_input / check_linear_output (element type, last
-/// extent in_features, an output of x's shape with last extent out_features),
-/// and a returned output within the inline and stack limits.
-template <class M, class X, class... Out>
-consteval bool linear_can_forward() noexcept {
-  if constexpr (!fixed_tensor_like<X>) {
-    return false;
-  } else {
-    using XS = fixed_shape<std::remove_cvref_t<X>>;
-    using T = typename M::value_type;
-    if constexpr (!std::is_same_v<typename XS::value_type, T> || XS::last != M::in_features) {
-      return false;
-    } else if constexpr (sizeof...(Out) == 0) {
-      constexpr std::size_t bytes = sizeof(T) * (XS::size / M::in_features) * M::out_features;
-      // (linear_stack_bytes without instantiating the output type)
-      return within_inline_limit<bytes, MHA_DETAIL_MAX_INLINE_BYTES()> &&
-             bytes + stack_bound::gemm_panel<M::in_features> + stack_bound::register_tiles <=
-                 MHA_STACK_WORKSPACE_LIMIT;
-    } else {
-      return (output_ok<Out, linear_output_t<T, M::out_features, X>>() && ...);
-    }
-  }
-}
+/// The self_attention_rules of a forward_overloads_module M: the type of the
+/// macro's forward_rules_, built from the same members.
+template <class M>
+using forward_rules_of = self_attention_rules<typename M::value_type, M::d_in, M::key_dim,
+                                              M::value_dim, M::context_length, M::output_width>;
+
+/// M is an mha::linear (whose forward is checked by linear_forward_ok).
+template <class M>
+inline constexpr bool is_fixed_linear = false;
+template <class T, std::size_t In, std::size_t Out, bool Bias>
+inline constexpr bool is_fixed_linear<linear<T, In, Out, Bias>> = true;
+
+/// m.forward(x) (no Out) or m.forward(x, out) (one Out, see
+/// output_argument_t) compiles, for `const M m` and `x` a const lvalue of
+/// type X (X without reference; cv kept): for a library module, the rules its
+/// forward reads (self_attention_rules::forward_ok, linear_forward_ok); for
+/// any other M (mha::dynamic, a user's module), a requires-expression on the
+/// call (a hard error where M's forward returns `auto` and asserts while its
+/// return type is deduced).
 template <class M, class X, class... Out>
 consteval bool can_forward() noexcept {
-  if constexpr (fixed_module_sizes<M>)
-    return fixed_can_forward<M, X, Out...>();
-  else if constexpr (fixed_linear_sizes<M>)
-    return linear_can_forward<M, X, Out...>();
+  if constexpr (forward_overloads_module<M>)
+    return forward_rules_of<M>::template forward_ok<X, MHA_DETAIL_MAX_INLINE_BYTES(),
+                                                    output_argument_t<Out>...>();
+  else if constexpr (is_fixed_linear<M>)
+    return linear_forward_ok<typename M::value_type, M::in_features, M::out_features,
+                             MHA_DETAIL_MAX_INLINE_BYTES(), X, output_argument_t<Out>...>();
   else if constexpr (sizeof...(Out) == 0)
     return requires(const M& m, const X& x) { m.forward(x); };
   else
-    return dynamic_can_forward_into<M, X, Out...>();
+    return requires(const M& m, const X& x, output_argument_t<Out>... out) {
+      m.forward(x, static_cast<output_argument_t<Out>>(out)...);
+    };
 }
 }  // namespace detail
 
@@ -172,33 +99,41 @@ consteval bool can_forward() noexcept {
 /// type X, false otherwise, without a compile-time error either way (a
 /// `requires { m.forward(x); }` is a hard error for a fixed-size module and a
 /// bad shape: forward returns `auto`, and its static_assert fires while the
-/// return type is deduced). For a fixed-size module M (mha::causal_attention,
-/// multi_head_attention, multi_head_attention_wrapper,
+/// return type is deduced). For a fixed-size module M of the library
+/// (mha::causal_attention, multi_head_attention, multi_head_attention_wrapper,
 /// fused_multi_head_attention, grouped_query_attention): the module's key_dim
 /// and value_dim equal d_in (self-attention: multi_head_attention with another
 /// KDim or VDim takes the cross-attention forward), and X is an mha::tensor or
-/// mha::tensor_view whose element type, rank (2 or 3), last extent (d_in) and
-/// token count (1..context_length) satisfy the rules forward's static_asserts
-/// check (the same predicates, detail::self_attention_dims_ok and
-/// detail::forward_input_ok), whose output and workspace fit
-/// MHA_MAX_INLINE_BYTES, and whose stack use fits MHA_STACK_WORKSPACE_LIMIT
+/// mha::tensor_view of a valid type (no zero extent, a tensor within
+/// MHA_MAX_INLINE_BYTES) whose element type, rank (2 or 3), last extent (d_in)
+/// and token count (1..context_length) satisfy the rules forward's
+/// static_asserts check, whose output and workspace fit MHA_MAX_INLINE_BYTES,
+/// and whose stack use fits MHA_STACK_WORKSPACE_LIMIT
 /// (`M::workspace<B, N>::stack_bytes` plus the returned output's bytes; for
 /// forward(x, out) without the output: the check forward's static_assert
-/// makes, see mha/config.hpp). For an mha::dynamic
-/// module: X converts to a dynamic::tensor_view<const T> (a dynamic::tensor or
-/// a view of T); shapes are checked at run time, so their errors are
-/// exceptions, not a false here. For a fixed-size mha::linear: X's
-/// element type is T and its last extent in_features (any rank). cv and reference qualifiers are ignored.
+/// makes, see mha/config.hpp). forward's body and this trait read the same
+/// predicates (detail::self_attention_rules). For a fixed-size mha::linear:
+/// X is a valid type whose element type is T and last extent in_features (any
+/// rank; detail::linear_forward_ok). For an mha::dynamic module, or a user's
+/// module (any other M): a requires-expression on the call, so the trait
+/// follows M's own overloads (for mha::dynamic, X converts to a
+/// dynamic::tensor_view<const T): shapes are checked at run time, so their
+/// errors are exceptions, not a false here; a user's forward that returns
+/// `auto` and static_asserts in its body is a hard error, as above). X is an
+/// lvalue of type X const (reference ignored); a volatile X is false for the
+/// library's modules (no forward takes one).
 ///
 /// `can_forward_v<M, X, Out>` is the same for `m.forward(x, out)` (a
 /// `requires { m.forward(x, out); }` is true for any shape there, as that
-/// forward returns void and checks in its body): additionally out must be
-/// writable (a non-const tensor lvalue, or a view of non-const T) with the
-/// output's type, tensor<T, B, N, output_width> (or <T, N, output_width>).
-/// Out is read as forward's forwarding reference deduces it: an lvalue of
-/// type Out (`decltype(out)` of a named variable), a temporary when Out is
-/// `U&&`. For an mha::dynamic module, out must convert to a
-/// dynamic::tensor_view<T>.
+/// forward returns void and checks in its body): additionally out must be of
+/// a valid type, writable (a non-const, non-volatile tensor lvalue, or a view
+/// of non-const T) with the output's type, tensor<T, B, N, output_width> (or
+/// <T, N, output_width>). Out is read as forward's forwarding reference
+/// deduces it: an lvalue of type Out (`decltype(out)` of a named variable), a
+/// temporary when Out is `U&&`. An invalid Out type (a zero extent, an
+/// element type other than float or double, a tensor above
+/// MHA_MAX_INLINE_BYTES) gives false, not an error. For an mha::dynamic
+/// module, out must convert to a dynamic::tensor_view<T>.
 ///
 ///   static_assert(mha::can_forward_v<M, mha::tensor<float, 6, 3>>);
 ///   if constexpr (mha::can_forward_v<M, X>) y = m.forward(x);
@@ -206,7 +141,7 @@ consteval bool can_forward() noexcept {
 template <class M, class X, class... Out>
   requires(sizeof...(Out) <= 1)
 inline constexpr bool can_forward_v =
-    detail::can_forward<std::remove_cvref_t<M>, std::remove_cvref_t<X>, Out...>();
+    detail::can_forward<std::remove_cvref_t<M>, std::remove_reference_t<X>, Out...>();
 
 /// A fixed-size attention module: the compile-time sizes `d_in`,
 /// `context_length`, `num_heads`, `head_dim`, `output_width` (static

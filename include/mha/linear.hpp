@@ -30,7 +30,8 @@ struct no_bias {
 
 namespace detail {
 MHA_DETAIL_ISA_NAMESPACE {
-/// `tensor<T, E..., Out>` for an input `tensor<T, E..., In>`.
+/// `tensor<T, E..., Out>` for an input `tensor<T, E..., In>` (a zero extent
+/// of E... becomes 1: the input's type reported it, see linear_input_ok).
 template <class T, std::size_t Out, class Extents, class Seq>
 struct replace_last;
 template <class T, std::size_t Out, class U, std::size_t... E, std::size_t... I>
@@ -39,7 +40,7 @@ struct replace_last<T, Out, tensor<U, E...>, std::index_sequence<I...>> {
     const std::size_t ext[] = {E...};
     return ext[i];
   }
-  using type = tensor<T, (I + 1 == sizeof...(E) ? Out : nth(I))...>;
+  using type = tensor<T, (I + 1 == sizeof...(E) ? Out : at_least_1<nth(I)>)...>;
 };
 /// The output tensor type of a linear layer of element type T and Out
 /// features for an input X (a tensor or tensor_view): X's shape with last
@@ -48,6 +49,21 @@ template <class T, std::size_t Out, class X>
 using linear_output_t =
     typename replace_last<T, Out, as_tensor_t<X>,
                           std::make_index_sequence<fixed_shape<std::remove_cvref_t<X>>::rank>>::type;
+
+/// The input rules of linear<T, In, ...>::forward, computed once: x of type
+/// X is a fixed_tensor_like of a valid type (fixed_type_ok with Limit: no
+/// zero extent), of element type T, with last extent In. check_linear_argument
+/// asserts them and returns this; mha::can_forward_v reads it.
+template <class X, class T, std::size_t In, std::size_t Limit>
+consteval bool linear_input_ok() noexcept {
+  if constexpr (!fixed_tensor_like<X>) {
+    return false;
+  } else {
+    using XS = fixed_shape<std::remove_cvref_t<X>>;
+    return fixed_type_ok<X, Limit> && same_element_type<typename XS::value_type, T> &&
+           XS::last == In;
+  }
+}
 
 /// The contracts of linear<T, In, ...>::forward for an input of element type U
 /// and last extent Last (template arguments, so both compilers print them).
@@ -59,12 +75,29 @@ constexpr bool check_linear_input() noexcept {
   static_assert(equals<Last, In>, "mha::linear::forward: input last extent must equal InFeatures");
   return std::is_same_v<U, T> && Last == In;
 }
+/// The contracts of linear<T, In, ...>::forward for an input x of type X, in
+/// order: a valid type (else the type's own static_assert reports it,
+/// report_type_error), then check_linear_input. Returns linear_input_ok.
+template <class T, std::size_t In, class X>
+constexpr bool check_linear_argument() noexcept {
+  if constexpr (!fixed_type_ok<X, MHA_DETAIL_MAX_INLINE_BYTES()>) {
+    report_type_error<X>();
+    return false;
+  } else {
+    using XS = fixed_shape<std::remove_cvref_t<X>>;
+    static_cast<void>(check_linear_input<typename XS::value_type, T, XS::last, In>());
+    return linear_input_ok<X, T, In, MHA_DETAIL_MAX_INLINE_BYTES()>();
+  }
+}
 /// The contracts of linear<T, In, Out, ...>::forward(x, out): those of the
-/// input, then a writable output Y of x's shape with last extent Out.
+/// input, then an output Y of a valid type (else reported by that type),
+/// writable, of x's shape with last extent Out. Returns output_argument_ok.
 template <class T, std::size_t In, std::size_t Out, class X, class Y>
 constexpr bool check_linear_output() noexcept {
-  using XS = fixed_shape<std::remove_cvref_t<X>>;
-  if constexpr (!check_linear_input<typename XS::value_type, T, XS::last, In>()) {
+  if constexpr (!check_linear_argument<T, In, X>()) {
+    return false;
+  } else if constexpr (!fixed_type_ok<Y, MHA_DETAIL_MAX_INLINE_BYTES()>) {
+    report_type_error<Y>();
     return false;
   } else {
     static_assert(writable_output<Y>,
@@ -76,18 +109,39 @@ constexpr bool check_linear_output() noexcept {
       static_assert(same_tensor_type<as_tensor_t<Y>, linear_output_t<T, Out, X>>,
                     "mha::linear::forward: output must have the input's shape with last extent "
                     "OutFeatures (and the layer's T)");
-      return std::is_same_v<as_tensor_t<Y>, linear_output_t<T, Out, X>>;
+      return output_argument_ok<Y, linear_output_t<T, Out, X>, MHA_DETAIL_MAX_INLINE_BYTES()>();
     }
   }
 }
 
 /// What linear<T, In, ...>::forward(x) puts on the stack besides its input:
-/// the output Y it returns, the packed weight panel of gemm::gemm_abt (depth
-/// In) and the register tiles (bounds of detail/stack_bound.hpp, the same on
-/// every target).
+/// the output Y (a tensor type) it returns, the packed weight panel of
+/// gemm::gemm_abt (depth In) and the register tiles (bounds of
+/// detail/stack_bound.hpp, the same on every target); read without
+/// instantiating Y.
 template <class T, std::size_t In, class Y>
 inline constexpr std::size_t linear_stack_bytes =
-    sizeof(Y) + stack_bound::gemm_panel<In> + stack_bound::register_tiles;
+    tensor_bytes<Y> + stack_bound::gemm_panel<In> + stack_bound::register_tiles;
+
+/// linear<T, In, Out, ...>::forward(x) (no Y) or forward(x, out) (one Y, the
+/// type forward's forwarding reference deduces) compiles, by the rules its
+/// body reads: linear_input_ok; for forward(x) a valid output type and
+/// linear_stack_bytes within MHA_STACK_WORKSPACE_LIMIT; for forward(x, out)
+/// output_argument_ok. Read by mha::can_forward_v.
+template <class T, std::size_t In, std::size_t Out, std::size_t Limit, class X, class... Y>
+consteval bool linear_forward_ok() noexcept {
+  if constexpr (!linear_input_ok<X, T, In, Limit>()) {
+    return false;
+  } else if constexpr (sizeof...(Y) == 0) {
+    using R = linear_output_t<T, Out, X>;
+    if constexpr (!fixed_type_ok<R, Limit>)
+      return false;
+    else
+      return linear_stack_bytes<T, In, R> <= MHA_STACK_WORKSPACE_LIMIT;
+  } else {
+    return (output_argument_ok<Y, linear_output_t<T, Out, X>, Limit>() && ...);
+  }
+}
 
 /// Shared compile-time checks and body of linear<...>::forward: y = x W^T (+ b)
 /// returned by value, so its stack use (linear_stack_bytes) is bounded by
@@ -96,9 +150,9 @@ template <class T, std::size_t In, std::size_t Out, class Bias, class X>
 constexpr auto linear_forward(const T* weight, Bias bias, const X& x) noexcept {
   using XS = fixed_shape<std::remove_cvref_t<X>>;
   using Y = linear_output_t<T, Out, X>;
-  constexpr bool ok = check_linear_input<typename XS::value_type, T, XS::last, In>();
+  constexpr bool ok = check_linear_argument<T, In, X>();
   Y y;
-  if constexpr (ok && within_inline_limit<sizeof(Y), MHA_DETAIL_MAX_INLINE_BYTES()>) {
+  if constexpr (ok && fixed_type_ok<Y, MHA_DETAIL_MAX_INLINE_BYTES()>) {
     // (above MHA_MAX_INLINE_BYTES, Y's own static_assert has reported it)
     static_assert(at_most<linear_stack_bytes<T, In, Y>, MHA_STACK_WORKSPACE_LIMIT>,
                   "mha::linear::forward: the stack use of forward(x) (the output it returns by "

@@ -194,9 +194,12 @@ template <class T, std::size_t... E>
 struct fixed_shape<tensor<T, E...>> : fixed_extents<T, E...> {};
 template <class T, std::size_t... E>
 struct fixed_shape<tensor_view<T, E...>> : fixed_extents<std::remove_const_t<T>, E...> {};
-/// An mha::tensor or an mha::tensor_view (any cv/ref qualification).
+/// An mha::tensor or an mha::tensor_view, const or not, a reference or not;
+/// not volatile (their members are not volatile-qualified, so a forward could
+/// not read or write it: such an argument matches no overload).
 template <class X>
-concept fixed_tensor_like = fixed_shape<std::remove_cvref_t<X>>::value;
+concept fixed_tensor_like =
+    fixed_shape<std::remove_cvref_t<X>>::value && !std::is_volatile_v<std::remove_reference_t<X>>;
 /// The tensor type of X's element type and shape (X a fixed_tensor_like).
 template <class X>
 using as_tensor_t = typename fixed_shape<std::remove_cvref_t<X>>::tensor_type;
@@ -212,6 +215,79 @@ template <class T, std::size_t... E>
 inline constexpr bool writable_output<tensor_view<T, E...>&> = !std::is_const_v<T>;
 template <class T, std::size_t... E>
 inline constexpr bool writable_output<const tensor_view<T, E...>&> = !std::is_const_v<T>;
+
+/// The static_asserts of mha::tensor<T, E...> hold (T floating-point, rank at
+/// least 1, every extent > 0, the bytes within PTRDIFF_MAX and within Limit,
+/// MHA_DETAIL_MAX_INLINE_BYTES() where read), computed from the template
+/// arguments without instantiating the type. A rule added to mha::tensor must
+/// be added here (test_introspection checks can_forward_v on each).
+template <class T, std::size_t Limit, std::size_t... E>
+consteval bool tensor_type_ok() noexcept {
+  if constexpr (!std::is_floating_point_v<T> || sizeof...(E) == 0 || !all_greater_than_zero<E...>)
+    return false;
+  else if constexpr (!product_fits<sizeof(T), E...>)
+    return false;
+  else
+    return within_inline_limit<sizeof(T) * extent_product<E...>, Limit>;
+}
+/// The static_asserts of mha::tensor_view<T, E...> hold (T float or double,
+/// const or not, not volatile; rank at least 1, every extent > 0, the bytes
+/// within PTRDIFF_MAX), without instantiating the type.
+template <class T, std::size_t... E>
+consteval bool tensor_view_type_ok() noexcept {
+  if constexpr (!std::is_floating_point_v<std::remove_const_t<T>> || std::is_volatile_v<T> ||
+                sizeof...(E) == 0 || !all_greater_than_zero<E...>)
+    return false;
+  else
+    return product_fits<sizeof(T), E...>;
+}
+template <class X, std::size_t Limit>
+inline constexpr bool fixed_type_ok_ = false;
+template <class T, std::size_t Limit, std::size_t... E>
+inline constexpr bool fixed_type_ok_<tensor<T, E...>, Limit> = tensor_type_ok<T, Limit, E...>();
+template <class T, std::size_t Limit, std::size_t... E>
+inline constexpr bool fixed_type_ok_<tensor_view<T, E...>, Limit> = tensor_view_type_ok<T, E...>();
+/// X (cv/ref ignored) names a tensor or tensor_view type whose own
+/// static_asserts hold, with Limit for MHA_MAX_INLINE_BYTES; read without
+/// instantiating X, so that mha::can_forward_v can be false where a forward
+/// reports the type (report_type_error).
+template <class X, std::size_t Limit>
+inline constexpr bool fixed_type_ok = fixed_type_ok_<std::remove_cvref_t<X>, Limit>;
+
+/// Instantiates X's tensor or tensor_view type (precondition: fixed_type_ok
+/// is false) so that its own static_assert reports the mistake: once, as a
+/// class is instantiated once (no second error when the caller's object of
+/// that type already did). For a forward given, by reference, an argument
+/// whose type was never instantiated (e.g. a zero-extent view in a template).
+template <class X>
+constexpr void report_type_error() noexcept {
+  // (an unevaluated sizeof: it instantiates the type, and a constant
+  // evaluation that calls this reads nothing of it, so clang++ does not add
+  // "not a constant expression" errors after the type's own)
+  using bytes_type = decltype(sizeof(std::remove_cvref_t<X>));
+  static_cast<void>(bytes_type{});
+}
+
+/// Bytes of the elements of X's shape (sizeof of the tensor of that shape),
+/// read without instantiating X (precondition: X is fixed_tensor_like).
+template <class X>
+inline constexpr std::size_t tensor_bytes =
+    sizeof(typename fixed_shape<std::remove_cvref_t<X>>::value_type) *
+    fixed_shape<std::remove_cvref_t<X>>::size;
+
+/// An output argument of type Y (as a forwarding reference deduces it) is one
+/// that a forward writing a tensor of type Expected accepts: a
+/// fixed_tensor_like of a valid type (fixed_type_ok, with Limit), writable
+/// (writable_output), of tensor type Expected. The forwards static_assert the
+/// last two with their messages and return this; mha::can_forward_v reads it.
+template <class Y, class Expected, std::size_t Limit>
+consteval bool output_argument_ok() noexcept {
+  if constexpr (!fixed_tensor_like<Y>)
+    return false;
+  else
+    return fixed_type_ok<Y, Limit> && writable_output<Y> &&
+           std::is_same_v<as_tensor_t<Y>, Expected>;
+}
 }  // namespace detail
 
 }  // namespace mha

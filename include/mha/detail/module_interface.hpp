@@ -53,10 +53,11 @@ struct shape_of : tensor_shape_of<as_tensor_t<X>> {};
 /// The input rules of a fixed-size module's forward, for the shape facts S of
 /// an input (shape_of), the module's T, DIn and ContextLength: element type,
 /// rank 2 or 3, last extent DIn, 1 <= N <= ContextLength (and batch >= 1).
-/// The forward overloads static_assert each rule with its message and return
-/// this conjunction; mha::can_forward_v reads it without asserting. A rule
-/// added to one must be added to the other (test_introspection checks the
-/// trait on each rule's failing shape).
+/// The forward overloads static_assert each rule with its message and gate
+/// their bodies on self_attention_rules::input_ok, which reads this
+/// conjunction, as mha::can_forward_v does. A rule added to the
+/// static_asserts must be added here (test_introspection checks the trait on
+/// each rule's failing shape).
 template <class S, class T, std::size_t DIn, std::size_t ContextLength>
 inline constexpr bool forward_input_ok =
     same_element_type<typename S::element_type, T> && rank_is_2_or_3<S::rank> &&
@@ -232,6 +233,91 @@ struct attention_workspace
                 "the limit refuses the type wherever the object lives, like Eigen's stack "
                 "allocation limit: keep large workspaces in owned storage (std::make_unique) in "
                 "code built without MHA_MAX_INLINE_BYTES, or use mha::dynamic");
+};
+
+/// The rules of the self-attention forwards of MHA_DETAIL_FORWARD_OVERLOADS
+/// (forward(x), forward(x, out), their training twins and the forwards with a
+/// caller-owned workspace) for a module of element type T, d_in DIn, key_dim
+/// KeyDim, value_dim ValueDim, ContextLength and output_width Width, each
+/// computed once: the overloads gate their bodies on them (after the
+/// static_asserts that give each rule's message) and mha::can_forward_v
+/// reads the same members without asserting, so the two cannot disagree.
+/// Nothing here instantiates an argument's type. Limit is
+/// MHA_DETAIL_MAX_INLINE_BYTES() where a member is read.
+template <class T, std::size_t DIn, std::size_t KeyDim, std::size_t ValueDim,
+          std::size_t ContextLength, std::size_t Width>
+struct self_attention_rules {
+  /// An input of type X: a fixed_tensor_like of a valid type (fixed_type_ok:
+  /// no zero extent, within Limit), the module's dimensions
+  /// (self_attention_dims_ok) and the input rules (forward_input_ok).
+  template <class X, std::size_t Limit>
+  static consteval bool input_ok() noexcept {
+    if constexpr (!fixed_tensor_like<X>)
+      return false;
+    else
+      return fixed_type_ok<X, Limit> && self_attention_dims_ok<KeyDim, ValueDim, DIn> &&
+             forward_input_ok<shape_of<X>, T, DIn, ContextLength>;
+  }
+  /// The output tensor type for an input of type X.
+  template <class X>
+  using output_type = output_for_t<T, Width, X>;
+  /// input_ok, and `out` of type Y (as forward's forwarding reference
+  /// deduces it) a valid, writable output of output_type<X>
+  /// (output_argument_ok).
+  template <class X, class Y, std::size_t Limit>
+  static consteval bool output_ok() noexcept {
+    if constexpr (!input_ok<X, Limit>())
+      return false;
+    else
+      return output_argument_ok<Y, output_type<X>, Limit>();
+  }
+  /// The sizes of workspace<B, N> for X's batch B and token count N (the
+  /// workspace a forward without one puts on the stack), without its storage.
+  /// Precondition: input_ok.
+  template <class X>
+  using workspace_sizes = attention_workspace_sizes<T, shape_of<X>::batch, shape_of<X>::tokens,
+                                                    DIn, Width, ContextLength>;
+  /// workspace<B, N> for X is a valid type: its static_asserts (its bytes
+  /// within PTRDIFF_MAX and within Limit) hold. Precondition: input_ok.
+  template <class X, std::size_t Limit>
+  static consteval bool workspace_ok() noexcept {
+    using W = workspace_sizes<X>;
+    if constexpr (!W::fits)
+      return false;
+    else
+      return within_inline_limit<W::storage_bytes, Limit>;
+  }
+  /// The stack use of a forward without a caller-owned workspace: the
+  /// workspace and the frame bound (workspace_sizes<X>::stack_bytes), plus the
+  /// output when the call returns it (Returns). Precondition: workspace_ok.
+  template <class X, bool Returns>
+  static constexpr std::size_t stack_bytes =
+      workspace_sizes<X>::stack_bytes + (Returns ? tensor_bytes<output_type<X>> : 0);
+  /// A forward without a caller-owned workspace (forward(x): Y the output it
+  /// returns, output_type<X>&, and Returns; forward(x, out): Y out's type as
+  /// forward deduces it) compiles, by the rules its body reads in this order:
+  /// output_ok, workspace_ok, then stack_bytes within MHA_STACK_WORKSPACE_LIMIT.
+  template <class X, class Y, bool Returns, std::size_t Limit>
+  static consteval bool stack_forward_ok() noexcept {
+    if constexpr (!output_ok<X, Y, Limit>())
+      return false;
+    else if constexpr (!workspace_ok<X, Limit>())
+      return false;
+    else
+      return stack_bytes<X, Returns> <= MHA_STACK_WORKSPACE_LIMIT;
+  }
+  /// forward(x) (no Out) or forward(x, out) (one Out: out's type as forward's
+  /// forwarding reference deduces it) compiles: stack_forward_ok. What
+  /// mha::can_forward_v reads.
+  template <class X, std::size_t Limit, class... Out>
+  static consteval bool forward_ok() noexcept {
+    if constexpr (!input_ok<X, Limit>())
+      return false;
+    else if constexpr (sizeof...(Out) == 0)
+      return stack_forward_ok<X, output_type<X>&, true, Limit>();
+    else
+      return (stack_forward_ok<X, Out, false, Limit>() && ...);
+  }
 };
 
 }  // namespace mha::detail
