@@ -447,9 +447,9 @@ static_assert(ca_ws_bytes >= 48 && ca_rules::forward_ok<x63, ca_ws_bytes, o62&>(
               mha::detail::linear_forward_ok<float, 3, 2, 40, v63, mha::tensor_view<float, 6, 2>>() &&
               !mha::detail::linear_forward_ok<float, 3, 2, 40, x63, mha::tensor_view<float, 6, 2>>());
 // (e) Every fixed-size module of the library is recognised as such (else the
-// trait would ask a requires-expression, a hard error on a bad shape), and a
-// user's module is not given the library's rules: the trait asks its forward
-// (a requires-expression), whatever members it has.
+// trait would ask a requires-expression, a hard error on a bad shape); a
+// user's module with the attention_module sizes gets the library's rules for
+// them first, then its own forward decides (a requires-expression).
 using gqa = mha::grouped_query_attention<float, 3, 4, 6, 2, 1>;
 static_assert(mha::detail::forward_overloads_module<ca> &&
               mha::detail::forward_overloads_module<wr> &&
@@ -483,6 +483,24 @@ static_assert(mha::can_forward_v<user_module, uv63, o62> && forward_into_viable<
               !mha::can_forward_v<user_module, uv63, const o62> &&
               !forward_into_viable<user_module, uv63, const o62>);
 static_assert(!mha::detail::forward_overloads_module<user_module>);
+// A user's module wrapping a library module's `auto` forward: false, not a
+// hard error, for a shape the wrapped forward asserts (N above context_length,
+// a wrong last extent), true where it compiles.
+struct wrapping_module {
+  using value_type = float;
+  static constexpr std::size_t d_in = 3, context_length = 6, num_heads = 1, head_dim = 2,
+                               output_width = 2;
+  mha::causal_attention<float, 3, 2, 6> attn;
+  template <class X>
+  auto forward(const X& x) const {
+    return attn.forward(x);
+  }
+};
+static_assert(mha::can_forward_v<wrapping_module, mha::tensor<float, 6, 3>> &&
+              mha::can_forward_v<wrapping_module, mha::tensor<float, 2, 6, 3>> &&
+              !mha::can_forward_v<wrapping_module, mha::tensor<float, 7, 3>> &&
+              !mha::can_forward_v<wrapping_module, mha::tensor<float, 6, 4>> &&
+              !mha::can_forward_v<wrapping_module, mha::tensor_view<const float, 0, 3>>);
 #if defined(__cpp_exceptions) || defined(__EXCEPTIONS)
 // mha::dynamic: any dynamic tensor or view of T (shapes are run-time errors)
 static_assert(mha::can_forward_v<mha::dynamic::multi_head_attention<float>,

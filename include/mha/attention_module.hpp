@@ -71,13 +71,35 @@ inline constexpr bool is_fixed_linear = false;
 template <class T, std::size_t In, std::size_t Out, bool Bias>
 inline constexpr bool is_fixed_linear<linear<T, In, Out, Bias>> = true;
 
+/// The self_attention_rules that a user's module of fixed_module_sizes (not a
+/// forward_overloads_module) is read with: a self-attention module of its
+/// sizes, key_dim and value_dim equal to d_in.
+template <class M>
+using fixed_sizes_rules_of = self_attention_rules<typename M::value_type, M::d_in, M::d_in,
+                                                  M::d_in, M::context_length, M::output_width>;
+
+/// A requires-expression on m.forward(x) or m.forward(x, out) (see
+/// can_forward): what M's own overloads accept.
+template <class M, class X, class... Out>
+consteval bool forward_call_viable() noexcept {
+  if constexpr (sizeof...(Out) == 0)
+    return requires(const M& m, const X& x) { m.forward(x); };
+  else
+    return requires(const M& m, const X& x, output_argument_t<Out>... out) {
+      m.forward(x, static_cast<output_argument_t<Out>>(out)...);
+    };
+}
+
 /// m.forward(x) (no Out) or m.forward(x, out) (one Out, see
 /// output_argument_t) compiles, for `const M m` and `x` a const lvalue of
 /// type X (X without reference; cv kept): for a library module, the rules its
-/// forward reads (self_attention_rules::forward_ok, linear_forward_ok); for
-/// any other M (mha::dynamic, a user's module), a requires-expression on the
-/// call (a hard error where M's forward returns `auto` and asserts while its
-/// return type is deduced).
+/// forward reads (self_attention_rules::forward_ok, linear_forward_ok); for a
+/// user's module of fixed_module_sizes, those rules for its sizes first (a
+/// module wrapping a library module asserts them while its `auto` return type
+/// is deduced, where a requires-expression would be a hard error), then a
+/// requires-expression on the call (its own overloads decide among the
+/// shapes the rules admit); for any other M (mha::dynamic), the
+/// requires-expression.
 template <class M, class X, class... Out>
 consteval bool can_forward() noexcept {
   if constexpr (forward_overloads_module<M>)
@@ -86,12 +108,15 @@ consteval bool can_forward() noexcept {
   else if constexpr (is_fixed_linear<M>)
     return linear_forward_ok<typename M::value_type, M::in_features, M::out_features,
                              MHA_DETAIL_MAX_INLINE_BYTES(), X, output_argument_t<Out>...>();
-  else if constexpr (sizeof...(Out) == 0)
-    return requires(const M& m, const X& x) { m.forward(x); };
-  else
-    return requires(const M& m, const X& x, output_argument_t<Out>... out) {
-      m.forward(x, static_cast<output_argument_t<Out>>(out)...);
-    };
+  else if constexpr (fixed_module_sizes<M>) {
+    if constexpr (!fixed_sizes_rules_of<M>::template forward_ok<X, MHA_DETAIL_MAX_INLINE_BYTES(),
+                                                                 output_argument_t<Out>...>())
+      return false;
+    else
+      return forward_call_viable<M, X, Out...>();
+  } else {
+    return forward_call_viable<M, X, Out...>();
+  }
 }
 }  // namespace detail
 
@@ -114,12 +139,15 @@ consteval bool can_forward() noexcept {
 /// makes, see mha/config.hpp). forward's body and this trait read the same
 /// predicates (detail::self_attention_rules). For a fixed-size mha::linear:
 /// X is a valid type whose element type is T and last extent in_features (any
-/// rank; detail::linear_forward_ok). For an mha::dynamic module, or a user's
-/// module (any other M): a requires-expression on the call, so the trait
-/// follows M's own overloads (for mha::dynamic, X converts to a
+/// rank; detail::linear_forward_ok). For a user's module with the sizes of
+/// the attention_module concept: the same rules for its sizes (key_dim and
+/// value_dim taken as d_in), then a requires-expression on the call, so among
+/// the shapes the rules admit the trait follows M's own overloads (a module
+/// wrapping a library module gets false, not an error, for a shape the
+/// wrapped forward asserts). For an mha::dynamic module, or any other M: the
+/// requires-expression alone (for mha::dynamic, X converts to a
 /// dynamic::tensor_view<const T): shapes are checked at run time, so their
-/// errors are exceptions, not a false here; a user's forward that returns
-/// `auto` and static_asserts in its body is a hard error, as above). X is an
+/// errors are exceptions, not a false here). X is an
 /// lvalue of type X const (reference ignored); a volatile X is false for the
 /// library's modules (no forward takes one).
 ///
