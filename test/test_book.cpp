@@ -171,7 +171,7 @@ constexpr float max_abs_diff(const mha::tensor<float, E...>& a, const mha::tenso
   return m;
 }
 
-// The whole forward pass evaluated by the compiler (mha/detail/math.hpp's
+// The whole forward pass evaluated by the compiler (mha/detail/arch/math.hpp's
 // constexpr exp and sqrt), checked against PyTorch's output at compile time.
 constexpr book_causal ct_causal_model = make_causal();
 constexpr book_wrapper ct_wrapper_model = make_wrapper();
@@ -219,7 +219,7 @@ TEST_CASE("compile-time forward passes give the book's tables", "[book][constexp
   require_pytorch(ct_ex32, mha_book::exercise_3_2_expected);
   require_pytorch(ct_mha, mha_book::mha_expected);
   // The same bits as the run-time forward on this target: the multiply-adds
-  // are fused (or not) alike in constant evaluation (detail/muladd.hpp).
+  // are fused (or not) alike in constant evaluation (detail/arch/muladd.hpp).
   REQUIRE(mha_test::same_bits(ct_causal, make_causal().forward(mha_book::batch)));
   REQUIRE(mha_test::same_bits(ct_wrapper, make_wrapper().forward(mha_book::batch)));
   REQUIRE(mha_test::same_bits(ct_ex32, make_ex32().forward(mha_book::batch)));

@@ -6,7 +6,7 @@
 //   |actual - expected| <= rtol * max(1, |expected|)
 // with rtol = 1e-5 for float32 cases and 1e-12 for float64 cases, for every
 // output element. Fixed and dynamic results must also be bit-identical (they
-// share the kernels in mha/detail/kernels.hpp), and every forward overload of
+// share the kernels in mha/detail/kernels/kernels.hpp), and every forward overload of
 // the fixed module must give the same bits.
 #include <catch2/catch.hpp>
 

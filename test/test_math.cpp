@@ -1,4 +1,4 @@
-// test_math.cpp -- the constexpr exp and sqrt of mha/detail/math.hpp, which
+// test_math.cpp -- the constexpr exp and sqrt of mha/detail/arch/math.hpp, which
 // the fixed-size modules use when a forward pass is evaluated at compile time.
 //  - constexpr_sqrt is correctly rounded, so it must equal std::sqrt (IEEE 754
 //    requires sqrt to be correctly rounded) exactly, for double and, after
@@ -7,7 +7,7 @@
 //  - constexpr_exp must be within 2 ulp of std::exp for double, and within
 //    1 ulp after rounding to float;
 //  - constexpr_fma (the fused multiply-add of detail::muladd in constant
-//    evaluation, detail/muladd.hpp) must equal std::fma bit for bit, and
+//    evaluation, detail/arch/muladd.hpp) must equal std::fma bit for bit, and
 //    detail::muladd must give the same bits in constant evaluation as at run
 //    time (the contraction rule: fused exactly where the target has FMA).
 #include <catch2/catch.hpp>
@@ -22,10 +22,10 @@
 #include <random>
 #include <vector>
 
-#include <mha/detail/math.hpp>
-#include <mha/detail/muladd.hpp>
-#include <mha/detail/rope.hpp>
-#include <mha/detail/simd.hpp>
+#include <mha/detail/arch/math.hpp>
+#include <mha/detail/arch/muladd.hpp>
+#include <mha/detail/kernels/rope.hpp>
+#include <mha/detail/arch/simd.hpp>
 #include <mha/multi_head_attention.hpp>
 
 #include "test_support.hpp"

@@ -11,7 +11,7 @@
 // where the target keeps IEEE subnormals) and CausalAttention's context
 // values exist only through them; sequence 1 the book's input times 33 with
 // one input element itself subnormal. Where the target flushes subnormals to zero
-// (detail/subnormals.hpp: Cortex-M55, checked there by
+// (detail/arch/subnormals.hpp: Cortex-M55, checked there by
 // test/baremetal/book.cpp on the same inputs) the same must hold with the
 // subnormals flushed on every path. The reference for the attention math is
 // PyTorch (the other tests); this file checks that the paths agree where

@@ -1,5 +1,5 @@
 // test_token_major.cpp -- the token-major run-time path of the fixed-size
-// multi_head_attention (include/mha/detail/token_major.hpp: float inference,
+// multi_head_attention (include/mha/detail/kernels/token_major.hpp: float inference,
 // N <= token_major::tokens_limit) against the general path of mha::dynamic,
 // which is validated against PyTorch by test_golden. The two must agree bit
 // for bit; the shapes below are chosen to reach every branch of the path:

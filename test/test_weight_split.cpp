@@ -4,7 +4,7 @@
 // with out_proj = identity and zero out_proj bias, equals the wrapper.
 //
 // Expected: bit-identical (compared with ==, so +0 and -0 count as equal).
-// Both run the same code in mha/detail/kernels.hpp: row h*d+r of the stacked
+// Both run the same code in mha/detail/kernels/kernels.hpp: row h*d+r of the stacked
 // product is the same dot product over the same inputs in the same order as
 // row r of head h's own product; each head's attention uses head_dim = d and
 // the divisor sqrt(d) in both; and the identity out_proj adds only exact

@@ -79,14 +79,14 @@ STREAM_TARGETS = [
 WHY = {
     ("fixed", "dynamic", "token_major"): (
         "With N <= 256 the fixed-size float forward runs the token-major path "
-        "(detail/token_major.hpp: weights read in place, no packing, loops and tiles fixed at "
+        "(detail/kernels/token_major.hpp: weights read in place, no packing, loops and tiles fixed at "
         "compile time), mha::dynamic its register-tiled kernels; both give the same bits. The "
         "ratio is bounded by how far mha::dynamic is from the core's peak: once fixed runs near "
         "peak (see the fraction-of-peak column), it cannot gain more."
     ),
     ("fixed", "dynamic", "general"): (
         "With N > 256 fixed and mha::dynamic run the same orchestration "
-        "(include/mha/detail/attention.hpp), one sequence at a time in both, so on gpt2 and "
+        "(include/mha/detail/engine/attention.hpp), one sequence at a time in both, so on gpt2 and "
         "gpt2_b8 they run the same register-tiled code and the ratio is 1 within the run's "
         "noise; \"never slower\" then holds or misses by that noise alone."
     ),
@@ -101,7 +101,7 @@ WHY = {
     # the streaming entries are str.format templates, filled from this run's data
     ("decode", "bytes"): (
         "A decode step reads the four weight matrices once through the matrix-vector kernels "
-        "(include/mha/detail/gemv.hpp) and then attends over the N cached keys and values. At "
+        "(include/mha/detail/kernels/gemv.hpp) and then attends over the N cached keys and values. At "
         "N = {n0}, where the cache is {cache0} of the {total0} read, the {impl} step takes "
         "{r0:.2f}× BM_bytes/{n0}. From N = {na} to {nb} the step grows by {dt}, BM_bytes by "
         "{db}: {tail} Fixed and dynamic run the same kernels on the same data (bit-identical "
@@ -638,11 +638,11 @@ def main():
     L.append("- **Installing the peers** (Debian 12): `apt-get install libbenchmark-dev "
              "libeigen3-dev libtorch-dev libopenblas0-pthread`.")
     L.append("- **What the fixed path does at run time.** One orchestration "
-             "(include/mha/detail/attention.hpp) serves every module, fixed-size and "
+             "(include/mha/detail/engine/attention.hpp) serves every module, fixed-size and "
              "`mha::dynamic` (`multi_head_attention`, `causal_attention`, the wrapper and the "
              "fused module), whole-sequence and cached. Float inference with compile-time sizes "
              "and N ≤ 256 (`book` to `mid`, and the run-time-count `forward(x, n, out, ws)` "
-             "for n ≤ 256) takes the *token-major* path (include/mha/detail/token_major.hpp): "
+             "for n ≤ 256) takes the *token-major* path (include/mha/detail/kernels/token_major.hpp): "
              "x is transposed once, Qᵀ, Kᵀ, Vᵀ = W·xᵀ are computed with each weight read in "
              "place (nn.Linear layout, one broadcast per weight, no packing) against vectors of "
              "tokens, in register tiles whose shape is chosen at compile time from the shapes; "
@@ -658,7 +658,7 @@ def main():
              "in the same order (sequential sums, the lane-wise softmax sum of the general "
              "path), so fixed and dynamic stay bit-identical; the cross-check above verifies it "
              "for every configuration. KV-cache calls with at most 8 new tokens per sequence (a decode "
-             "step) project with matrix-vector kernels (include/mha/detail/gemv.hpp) that read "
+             "step) project with matrix-vector kernels (include/mha/detail/kernels/gemv.hpp) that read "
              "each weight row once, in place, then attend over the cache per head; their dot "
              "products sum lane-wise and then across lanes, so a decode row equals the plain "
              "forward's row to rounding, not bit for bit (fixed and dynamic still agree bit for "

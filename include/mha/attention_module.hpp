@@ -10,8 +10,8 @@
 #include <type_traits>
 
 #include <mha/config.hpp>
-#include <mha/detail/contracts.hpp>
-#include <mha/detail/module_interface.hpp>
+#include <mha/detail/api/contracts.hpp>
+#include <mha/detail/api/module_interface.hpp>
 #include <mha/linear.hpp>
 #include <mha/tensor_view.hpp>
 

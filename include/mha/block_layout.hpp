@@ -6,7 +6,7 @@
 
 #include <cstddef>
 
-#include <mha/detail/contracts.hpp>
+#include <mha/detail/api/contracts.hpp>
 
 namespace mha {
 

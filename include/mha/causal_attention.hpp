@@ -11,17 +11,17 @@
 #include <mha/attention_mask.hpp>
 #include <mha/block_layout.hpp>
 #include <mha/block_view.hpp>
-#include <mha/detail/contracts.hpp>
-#include <mha/detail/attention.hpp>
-#include <mha/detail/kernels.hpp>
-#include <mha/detail/math.hpp>
-#include <mha/detail/module_interface.hpp>
-#include <mha/detail/parameter_walk.hpp>
+#include <mha/detail/api/contracts.hpp>
+#include <mha/detail/engine/attention.hpp>
+#include <mha/detail/kernels/kernels.hpp>
+#include <mha/detail/arch/math.hpp>
+#include <mha/detail/api/module_interface.hpp>
+#include <mha/detail/params/parameter_walk.hpp>
 #include <mha/linear.hpp>
 #include <mha/tensor.hpp>
 
 #include <mha/detail/macros.hpp>
-#include <mha/detail/forward_overloads.hpp>
+#include <mha/detail/api/forward_overloads.hpp>
 
 namespace mha {
 
@@ -162,7 +162,7 @@ struct causal_attention {
   }
 
  private:
-  /// The module for the orchestration (detail/attention.hpp): one head of
+  /// The module for the orchestration (detail/engine/attention.hpp): one head of
   /// width DOut, no out_proj (the head's context is the output).
   constexpr auto spec_() const noexcept {
     return detail::make_spec<T, is_causal>(

@@ -15,7 +15,7 @@
 /// `workspace<B, N>`; their stack use is `Model::workspace<B, N>::stack_bytes`
 /// (the workspace plus `frame_bytes`, a bound of the call's own arrays: one
 /// packed weight panel, the token-major path's score vectors and the kernels'
-/// register tiles, the same number on every target; detail/stack_bound.hpp),
+/// register tiles, the same number on every target; detail/arch/stack_bound.hpp),
 /// plus the output for the overloads that return it. Above this limit those
 /// overloads are rejected at compile time with a message that names the
 /// workspace-owning overload, `forward(x, out, ws)`, and the bytes and the

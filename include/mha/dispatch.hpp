@@ -2,7 +2,7 @@
 // for several x86-64 levels, one picked at run time by CPUID (docs/dispatch.md).
 //
 // The kernels' vector width and multiply-add fusion follow the instruction set
-// a translation unit is compiled for (detail/simd.hpp, detail/muladd.hpp), and
+// a translation unit is compiled for (detail/arch/simd.hpp, detail/arch/muladd.hpp), and
 // every function whose code depends on it lives in an ISA-named inline
 // namespace (detail/macros.hpp, docs/design.md "ISA namespaces"), so copies of
 // one translation unit built with -march=x86-64, -march=x86-64-v2,

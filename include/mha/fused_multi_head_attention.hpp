@@ -12,17 +12,17 @@
 #include <mha/attention_mask.hpp>
 #include <mha/block_layout.hpp>
 #include <mha/block_view.hpp>
-#include <mha/detail/attention.hpp>
-#include <mha/detail/kernels.hpp>
-#include <mha/detail/math.hpp>
-#include <mha/detail/module_interface.hpp>
-#include <mha/detail/parameter_walk.hpp>
+#include <mha/detail/engine/attention.hpp>
+#include <mha/detail/kernels/kernels.hpp>
+#include <mha/detail/arch/math.hpp>
+#include <mha/detail/api/module_interface.hpp>
+#include <mha/detail/params/parameter_walk.hpp>
 #include <mha/linear.hpp>
 #include <mha/multi_head_attention.hpp>
 #include <mha/tensor.hpp>
 
 #include <mha/detail/macros.hpp>
-#include <mha/detail/forward_overloads.hpp>
+#include <mha/detail/api/forward_overloads.hpp>
 
 namespace mha {
 
@@ -58,7 +58,7 @@ consteval std::size_t fused_head_block() noexcept {
 ///   concatenated and projected by out_proj.
 ///
 /// It runs the same orchestration and kernels as multi_head_attention
-/// (detail/attention.hpp: the token-major and register-tiled paths, the
+/// (detail/engine/attention.hpp: the token-major and register-tiled paths, the
 /// run-time-count and KV-cache calls) and gives the same bits.
 ///
 /// W_query/W_key/W_value are views of the fused storage: w_query(), w_key(),
@@ -72,7 +72,7 @@ consteval std::size_t fused_head_block() noexcept {
 /// (std::make_unique) and fill it with fuse_qkv(m, out) or the loader.
 ///
 /// Compile-time errors ("mha::fused_multi_head_attention: ...", one per
-/// mistake, the shared contracts of detail/contracts.hpp): T not float or
+/// mistake, the shared contracts of detail/api/contracts.hpp): T not float or
 /// double; DIn, DOut, ContextLength or NumHeads zero; DOut not divisible by
 /// NumHeads; head_weights<H>() or a layout with H >= NumHeads or Part > 2;
 /// above MHA_MAX_INLINE_BYTES when defined; and those of forward
@@ -223,7 +223,7 @@ struct fused_multi_head_attention {
     else
       return nullptr;
   }
-  /// The module for the orchestration (detail/attention.hpp): as
+  /// The module for the orchestration (detail/engine/attention.hpp): as
   /// multi_head_attention, with W_query, W_key and W_value the row blocks 0,
   /// 1, 2 of the fused weight (each [DOut][DIn], contiguous rows).
   constexpr auto spec_() const noexcept {

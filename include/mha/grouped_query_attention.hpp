@@ -13,19 +13,19 @@
 #include <mha/attention_mask.hpp>
 #include <mha/block_layout.hpp>
 #include <mha/block_view.hpp>
-#include <mha/detail/attention.hpp>
-#include <mha/detail/contracts.hpp>
-#include <mha/detail/kernels.hpp>
-#include <mha/detail/math.hpp>
-#include <mha/detail/module_interface.hpp>
-#include <mha/detail/parameter_walk.hpp>
-#include <mha/detail/rope.hpp>
+#include <mha/detail/engine/attention.hpp>
+#include <mha/detail/api/contracts.hpp>
+#include <mha/detail/kernels/kernels.hpp>
+#include <mha/detail/arch/math.hpp>
+#include <mha/detail/api/module_interface.hpp>
+#include <mha/detail/params/parameter_walk.hpp>
+#include <mha/detail/kernels/rope.hpp>
 #include <mha/linear.hpp>
 #include <mha/rope.hpp>
 #include <mha/tensor.hpp>
 
 #include <mha/detail/macros.hpp>
-#include <mha/detail/forward_overloads.hpp>
+#include <mha/detail/api/forward_overloads.hpp>
 
 namespace mha {
 
@@ -68,7 +68,7 @@ inline constexpr bool rope_positions_within_range = ContextLength <= (std::size_
 /// once per key/value head, never repeated (no repeat_interleave copy), and
 /// the KV cache (kv_cache<B>) holds NumKvHeads heads, NumHeads / NumKvHeads
 /// times less than multi_head_attention's. The forward is the one
-/// orchestration of every module (detail/attention.hpp) and takes its paths
+/// orchestration of every module (detail/engine/attention.hpp) and takes its paths
 /// (token-major for causal float inference, blocked, decode);
 /// forward(x, n, out, ws) and forward(x, n, out, cache, ws) as in
 /// multi_head_attention (docs/streaming.md, docs/grouped_query_attention.md).
@@ -269,7 +269,7 @@ struct grouped_query_attention {
       return detail::rope_tables<T>{t.cos, t.sin, true};
     }
   }
-  /// The module for the orchestration (detail/attention.hpp): one group of
+  /// The module for the orchestration (detail/engine/attention.hpp): one group of
   /// NumHeads query heads and NumKvHeads key/value heads, RoPE, out_proj.
   constexpr auto spec_() const noexcept {
     return detail::make_grouped_spec<T, is_causal>(

@@ -7,8 +7,8 @@
 #include <cstddef>
 
 #include <mha/config.hpp>
-#include <mha/detail/attention.hpp>
-#include <mha/detail/contracts.hpp>
+#include <mha/detail/engine/attention.hpp>
+#include <mha/detail/api/contracts.hpp>
 
 #include <mha/detail/macros.hpp>
 

@@ -10,10 +10,10 @@
 #include <utility>
 
 #include <mha/config.hpp>
-#include <mha/detail/contracts.hpp>
-#include <mha/detail/kernels.hpp>
-#include <mha/detail/parameter_description.hpp>
-#include <mha/detail/stack_bound.hpp>
+#include <mha/detail/api/contracts.hpp>
+#include <mha/detail/kernels/kernels.hpp>
+#include <mha/detail/params/parameter_description.hpp>
+#include <mha/detail/arch/stack_bound.hpp>
 #include <mha/tensor.hpp>
 #include <mha/tensor_view.hpp>
 
@@ -117,7 +117,7 @@ constexpr bool check_linear_output() noexcept {
 /// What linear<T, In, ...>::forward(x) puts on the stack besides its input:
 /// the output Y (a tensor type) it returns, the packed weight panel of
 /// gemm::gemm_abt (depth In) and the register tiles (bounds of
-/// detail/stack_bound.hpp, the same on every target); read without
+/// detail/arch/stack_bound.hpp, the same on every target); read without
 /// instantiating Y.
 template <class T, std::size_t In, class Y>
 inline constexpr std::size_t linear_stack_bytes =

@@ -11,17 +11,17 @@
 #include <mha/attention_mask.hpp>
 #include <mha/block_layout.hpp>
 #include <mha/block_view.hpp>
-#include <mha/detail/attention.hpp>
-#include <mha/detail/contracts.hpp>
-#include <mha/detail/kernels.hpp>
-#include <mha/detail/math.hpp>
-#include <mha/detail/module_interface.hpp>
-#include <mha/detail/parameter_walk.hpp>
+#include <mha/detail/engine/attention.hpp>
+#include <mha/detail/api/contracts.hpp>
+#include <mha/detail/kernels/kernels.hpp>
+#include <mha/detail/arch/math.hpp>
+#include <mha/detail/api/module_interface.hpp>
+#include <mha/detail/params/parameter_walk.hpp>
 #include <mha/linear.hpp>
 #include <mha/tensor.hpp>
 
 #include <mha/detail/macros.hpp>
-#include <mha/detail/forward_overloads.hpp>
+#include <mha/detail/api/forward_overloads.hpp>
 
 namespace mha {
 
@@ -35,14 +35,14 @@ namespace mha {
 ///   forward(x) = C out_proj.weight^T + out_proj.bias          [B][N][DOut]
 ///
 /// head_dim = DOut / NumHeads. The forward is the one orchestration of every
-/// module (detail/attention.hpp): one product per projection serves all heads
+/// module (detail/engine/attention.hpp): one product per projection serves all heads
 /// (the weight splits), and the per-head attention is a fold expression over
 /// std::index_sequence<0..NumHeads-1> whose head offsets are compile-time
 /// constants, reading its block of Q/K/V and writing its block of the
 /// concatenated context C in place, so neither the split nor the concatenation
 /// copies anything. At run time, float inference on at most
 /// detail::token_major::tokens_limit<DIn, DOut> (<= 256) tokens runs the token-major
-/// formulation (detail/token_major.hpp: transposed intermediates, weights read
+/// formulation (detail/kernels/token_major.hpp: transposed intermediates, weights read
 /// in place); everything else runs the register-tiled kernels one sequence at
 /// a time. All paths give the same bits as mha::dynamic. Besides forward(x):
 /// forward(x, n, out, ws) for a run-time token count and forward(x, n, out,
@@ -222,7 +222,7 @@ struct multi_head_attention {
   }
 
  private:
-  /// The module for the orchestration (detail/attention.hpp): one group of
+  /// The module for the orchestration (detail/engine/attention.hpp): one group of
   /// NumHeads heads whose weight rows are the heads' splits, and out_proj.
   constexpr auto spec_() const noexcept {
     return detail::make_spec<T, is_causal>(

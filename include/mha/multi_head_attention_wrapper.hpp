@@ -15,14 +15,14 @@
 #include <mha/block_layout.hpp>
 #include <mha/block_view.hpp>
 #include <mha/causal_attention.hpp>
-#include <mha/detail/attention.hpp>
-#include <mha/detail/contracts.hpp>
-#include <mha/detail/module_interface.hpp>
-#include <mha/detail/parameter_walk.hpp>
+#include <mha/detail/engine/attention.hpp>
+#include <mha/detail/api/contracts.hpp>
+#include <mha/detail/api/module_interface.hpp>
+#include <mha/detail/params/parameter_walk.hpp>
 #include <mha/tensor.hpp>
 
 #include <mha/detail/macros.hpp>
-#include <mha/detail/forward_overloads.hpp>
+#include <mha/detail/api/forward_overloads.hpp>
 
 namespace mha {
 
@@ -208,7 +208,7 @@ struct multi_head_attention_wrapper {
     }(std::make_index_sequence<NumHeads>{});
   }
 
-  /// The module for the orchestration (detail/attention.hpp): NumHeads groups
+  /// The module for the orchestration (detail/engine/attention.hpp): NumHeads groups
   /// of one head each (head H's own W_query, W_key, W_value make columns
   /// [H*DOut, (H+1)*DOut) of Q, K, V), no out_proj (the concatenated context
   /// is the output, torch.cat(dim=-1)).

@@ -12,7 +12,7 @@
 #include <type_traits>
 #include <utility>
 
-#include <mha/detail/parameter_walk.hpp>
+#include <mha/detail/params/parameter_walk.hpp>
 #include <mha/status.hpp>
 
 #if defined(__cpp_exceptions) || defined(__EXCEPTIONS)

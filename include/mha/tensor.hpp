@@ -9,7 +9,7 @@
 #include <type_traits>
 
 #include <mha/config.hpp>
-#include <mha/detail/contracts.hpp>
+#include <mha/detail/api/contracts.hpp>
 
 #include <mha/detail/macros.hpp>
 

@@ -12,7 +12,7 @@
 #include <utility>
 
 #include <mha/config.hpp>
-#include <mha/detail/contracts.hpp>
+#include <mha/detail/api/contracts.hpp>
 #include <mha/tensor.hpp>
 
 namespace mha {

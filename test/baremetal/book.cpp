@@ -16,7 +16,7 @@
 //    and CausalAttention at run time, forward(x) (token-major kernels) and
 //    forward_with_weights (the general kernels), give the compile-time bits of
 //    the outputs and the weights; subnormals kept on the IEEE targets
-//    (counted), flushed on every path of the Cortex-M55 (detail/subnormals.hpp).
+//    (counted), flushed on every path of the Cortex-M55 (detail/arch/subnormals.hpp).
 // Prints the stack high-water marks of MultiHeadAttention's forward calls and
 // marks its forward and the plain loops' for count_instructions.sh.
 // mha::dynamic is not used: it allocates and reports errors by exceptions.

@@ -12,8 +12,8 @@
 
 #include <cstring>
 
-#include <mha/detail/muladd.hpp>
-#include <mha/detail/simd.hpp>
+#include <mha/detail/arch/muladd.hpp>
+#include <mha/detail/arch/simd.hpp>
 
 #include "d64_model.hpp"
 #include "plain_reference.hpp"

@@ -37,7 +37,7 @@ bool is_nan(float f) { return f != f; }
 
 // MVE's floating-point vector instructions (Cortex-M55) flush subnormal
 // inputs and results to zero (Arm's "standard FPSCR value"), so on that target
-// the library flushes them on every path (detail/subnormals.hpp): the scalar
+// the library flushes them on every path (detail/arch/subnormals.hpp): the scalar
 // FPU under flush_scope (FPSCR.FZ), constant evaluation by emulation. The
 // checks below run under a flush_scope and require the same bits everywhere;
 // elsewhere flush_scope does nothing and everything keeps IEEE subnormals.
@@ -148,7 +148,7 @@ unsigned long check_cases() {
   return failures;
 }
 
-// The constant-evaluation emulation of flush-to-zero (detail/subnormals.hpp:
+// The constant-evaluation emulation of flush-to-zero (detail/arch/subnormals.hpp:
 // constexpr_fma_ftz, add_ftz, sub_ftz, mul_ftz, div_ftz; plain C++, so they
 // also run at run time: here with FPSCR.FZ cleared, emulate_ieee, so that the
 // emulation's own float and double operations keep IEEE subnormals as in

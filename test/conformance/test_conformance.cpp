@@ -11,7 +11,7 @@
 // must give the same bits (or, where the library promises only rounding, agree
 // to the existing tests' tolerance). Tolerances are those of the tests mirrored.
 //
-// Paths (include/mha/detail/attention.hpp): simple (constant evaluation, small
+// Paths (include/mha/detail/engine/attention.hpp): simple (constant evaluation, small
 // constant shapes: detail::small_sizes), token-major (float inference, constant
 // sizes, N <= token_major::tokens_limit; its (sequence, head) pairs kernel where
 // token_major::pairs_apply), blocked (everything else, attention_head_blocked;
@@ -702,7 +702,7 @@ TEST_CASE("cross-attention and padded batches equal mha::dynamic, weights includ
     // exactly test_variants.cpp's case: a small shape (the simple loops at run
     // time too). Not a larger one: for double, detail::exp is std::exp at run
     // time and constexpr_exp in constant evaluation, which agree to 2 ulp only
-    // (detail/math.hpp), so larger double shapes can differ in the last bit.
+    // (detail/arch/math.hpp), so larger double shapes can differ in the last bit.
     using C = mha::causal_attention<double, 3, 2, 4>;
     constexpr auto at_compile_time = mha_test::padded_weights_case(C{});
     const auto at_run_time = mha_test::padded_weights_case(C{});

@@ -21,7 +21,7 @@
 //
 // References: a naive double-precision re-implementation of the book's
 // chapter-3 math written here (loops, no library code; the dropout decision
-// is re-implemented from its documented definition in detail/dropout.hpp),
+// is re-implemented from its documented definition in detail/kernels/dropout.hpp),
 // compared to a tolerance; and, when the sizes are one of the compile-time
 // shapes, the fixed-size module with the same weights, compared bit for bit
 // (README: "fixed and dynamic agree bit for bit"). KV-cache outputs are
@@ -137,7 +137,7 @@ void expect(unsigned happened, unsigned allowed, const char* what) {
 
 // ---------------------------------------------------------------- the naive reference
 
-/// SplitMix64 finaliser (as documented in detail/dropout.hpp).
+/// SplitMix64 finaliser (as documented in detail/kernels/dropout.hpp).
 std::uint64_t mix(std::uint64_t z) noexcept {
   z += 0x9E3779B97F4A7C15ULL;
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;

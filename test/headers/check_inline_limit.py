@@ -18,7 +18,7 @@ that no tool reports. So, in the code of every header under INCLUDE_DIR
    mha::can_forward_v reads too: each limit names its own specialisation;
  * those predicates take the limit as a template parameter `Limit` and pass
    it on only as a template argument of within_inline_limit or of one
-   another (every `Limit` outside detail/contracts.hpp, where
+   another (every `Limit` outside detail/api/contracts.hpp, where
    within_inline_limit is defined, other than its declaration
    `std::size_t Limit`, is such an argument), so it still reaches only
    within_inline_limit.
@@ -40,7 +40,7 @@ CHECK = re.compile(r"\b(?:" + "|".join(LIMIT_PREDICATES) + r")\s*<")
 PARAM = re.compile(r"\bLimit\b")
 PARAM_DECL = re.compile(r"std::size_t\s+$")
 READER = "mha/detail/macros.hpp"
-DEFINER = "mha/detail/contracts.hpp"
+DEFINER = "mha/detail/api/contracts.hpp"
 
 
 def inside_check(before):

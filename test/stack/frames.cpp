@@ -1,5 +1,5 @@
 // The frame bound of the stack limit (workspace<B, N>::frame_bytes,
-// detail/stack_bound.hpp) against the compiler's frames: run_book, run_d64
+// detail/arch/stack_bound.hpp) against the compiler's frames: run_book, run_d64
 // and train_d64 run forward calls with a caller-owned workspace, so all they
 // put on the stack is the call's frame. check_frames.py compiles this file
 // with -fcallgraph-info=su (g++) and compares the deepest call chain below

@@ -33,7 +33,7 @@
 #endif
 
 /// Defined when the compiler has __builtin_shufflevector for GCC vector types
-/// (the in-register transposes of token_major.hpp).
+/// (the in-register transposes of kernels/token_major.hpp).
 #if defined(__clang__) || (defined(__GNUC__) && __GNUC__ >= 12)
 #define MHA_DETAIL_HAVE_SHUFFLEVECTOR 1
 #endif
@@ -44,7 +44,7 @@
 #endif
 
 // ISA namespaces (docs/design.md, "ISA namespaces"). The vector width of the
-// kernels (detail/simd.hpp) and whether multiply-adds are fused follow the
+// kernels (detail/arch/simd.hpp) and whether multiply-adds are fused follow the
 // instruction set the translation unit is compiled for (-m / -march flags).
 // Every function whose code depends on it lives in
 // mha::detail::inline namespace MHA_DETAIL_ISA, whose name encodes the
@@ -110,7 +110,7 @@
 
 // Whether the target has a fused multiply-add instruction for float
 // (MHA_DETAIL_FMA_FLOAT) and for double (MHA_DETAIL_FMA_DOUBLE): then
-// detail::muladd fuses every multiply-add, else none (detail/muladd.hpp,
+// detail::muladd fuses every multiply-add, else none (detail/arch/muladd.hpp,
 // docs/design.md "Multiply-adds"). x86: FMA3, FMA4 or AVX-512F (whose
 // EVEX-encoded FMA GCC uses with -mavx512f alone); ARM: __ARM_FEATURE_FMA
 // (AArch64; ARMv7 with VFPv4; Cortex-M4F/M7/M55), double only with a

@@ -1,5 +1,5 @@
 // mha/detail/macros_undef.hpp -- removes the internal macros of
-// <mha/detail/macros.hpp> and <mha/detail/forward_overloads.hpp> (no include
+// <mha/detail/macros.hpp> and <mha/detail/api/forward_overloads.hpp> (no include
 // guard; included at the end of every header that includes either).
 #undef MHA_DETAIL_INLINE
 #undef MHA_DETAIL_LAMBDA_INLINE

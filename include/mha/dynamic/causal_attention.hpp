@@ -13,10 +13,10 @@
 #include <string>
 
 #include <mha/attention_mask.hpp>
-#include <mha/detail/dropout.hpp>
-#include <mha/detail/dynamic_checks.hpp>
-#include <mha/detail/dynamic_module.hpp>
-#include <mha/detail/kernels.hpp>
+#include <mha/detail/kernels/dropout.hpp>
+#include <mha/detail/api/dynamic_checks.hpp>
+#include <mha/detail/api/dynamic_module.hpp>
+#include <mha/detail/kernels/kernels.hpp>
 #include <mha/dynamic/linear.hpp>
 #include <mha/dynamic/tensor.hpp>
 #include <mha/dynamic/workspace.hpp>
@@ -148,7 +148,7 @@ class causal_attention : public detail::dynamic_module<causal_attention<T, Mask>
     return {w_query.weight.data(), bias(w_query), w_key.weight.data(), bias(w_key),
             w_value.weight.data(), bias(w_value), dropout};
   }
-  /// The module for the orchestration (detail/attention.hpp): one head, no out_proj.
+  /// The module for the orchestration (detail/engine/attention.hpp): one head, no out_proj.
   auto spec_() const noexcept {
     return detail::make_spec<T, is_causal>(d_in_, d_out_, std::size_t{1}, std::size_t{1},
                                 [this](std::size_t) { return weights_(); }, detail::no_out_proj{},

@@ -15,11 +15,11 @@
 #include <vector>
 
 #include <mha/attention_mask.hpp>
-#include <mha/detail/dynamic_checks.hpp>
-#include <mha/detail/dynamic_module.hpp>
-#include <mha/detail/number_text.hpp>
-#include <mha/detail/parameter_description.hpp>
-#include <mha/detail/rope.hpp>
+#include <mha/detail/api/dynamic_checks.hpp>
+#include <mha/detail/api/dynamic_module.hpp>
+#include <mha/detail/api/number_text.hpp>
+#include <mha/detail/params/parameter_description.hpp>
+#include <mha/detail/kernels/rope.hpp>
 #include <mha/dynamic/linear.hpp>
 #include <mha/dynamic/tensor.hpp>
 #include <mha/dynamic/workspace.hpp>
@@ -184,7 +184,7 @@ class grouped_query_attention : public detail::dynamic_module<grouped_query_atte
     detail::check_dynamic_linear(api, "w_value", w_value, d_in_, kv_width(), qkv_bias_);
     detail::check_dynamic_linear(api, "out_proj", out_proj, d_out_, d_out_, true);
   }
-  /// The module for the orchestration (detail/attention.hpp).
+  /// The module for the orchestration (detail/engine/attention.hpp).
   auto spec_() const noexcept {
     const auto bias = [&](const linear<T>& l) -> const T* { return qkv_bias_ ? l.bias.data() : nullptr; };
     const detail::qkv_weights<T, const T*> w{w_query.weight.data(), bias(w_query),

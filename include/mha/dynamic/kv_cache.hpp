@@ -11,8 +11,8 @@
 #include <utility>
 #include <vector>
 
-#include <mha/detail/attention.hpp>
-#include <mha/detail/dynamic_checks.hpp>
+#include <mha/detail/engine/attention.hpp>
+#include <mha/detail/api/dynamic_checks.hpp>
 
 #include <mha/detail/macros.hpp>
 

@@ -10,11 +10,11 @@
 #include <string>
 #include <vector>
 
-#include <mha/detail/contracts.hpp>
-#include <mha/detail/dynamic_output_check.hpp>
-#include <mha/detail/dynamic_parameter_count.hpp>
-#include <mha/detail/kernels.hpp>
-#include <mha/detail/parameter_description.hpp>
+#include <mha/detail/api/contracts.hpp>
+#include <mha/detail/api/dynamic_output_check.hpp>
+#include <mha/detail/api/dynamic_parameter_count.hpp>
+#include <mha/detail/kernels/kernels.hpp>
+#include <mha/detail/params/parameter_description.hpp>
 #include <mha/dynamic/tensor.hpp>
 #include <mha/dynamic/tensor_view.hpp>
 

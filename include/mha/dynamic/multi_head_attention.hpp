@@ -13,10 +13,10 @@
 #include <string>
 
 #include <mha/attention_mask.hpp>
-#include <mha/detail/dropout.hpp>
-#include <mha/detail/dynamic_checks.hpp>
-#include <mha/detail/dynamic_module.hpp>
-#include <mha/detail/kernels.hpp>
+#include <mha/detail/kernels/dropout.hpp>
+#include <mha/detail/api/dynamic_checks.hpp>
+#include <mha/detail/api/dynamic_module.hpp>
+#include <mha/detail/kernels/kernels.hpp>
 #include <mha/dynamic/linear.hpp>
 #include <mha/dynamic/tensor.hpp>
 #include <mha/dynamic/workspace.hpp>
@@ -201,7 +201,7 @@ class multi_head_attention : public detail::dynamic_module<multi_head_attention<
     detail::check_dynamic_linear(api, "w_value", w_value, value_dim_, d_out_, qkv_bias_);
     detail::check_dynamic_linear(api, "out_proj", out_proj, d_out_, d_out_, true);
   }
-  /// The module for the orchestration (detail/attention.hpp): one group of
+  /// The module for the orchestration (detail/engine/attention.hpp): one group of
   /// num_heads heads (the weight splits), then out_proj.
   auto spec_() const noexcept {
     const auto bias = [&](const linear<T>& l) -> const T* { return qkv_bias_ ? l.bias.data() : nullptr; };

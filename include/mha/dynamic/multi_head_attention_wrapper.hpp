@@ -15,8 +15,8 @@
 #include <vector>
 
 #include <mha/attention_mask.hpp>
-#include <mha/detail/dynamic_checks.hpp>
-#include <mha/detail/dynamic_module.hpp>
+#include <mha/detail/api/dynamic_checks.hpp>
+#include <mha/detail/api/dynamic_module.hpp>
 #include <mha/dynamic/causal_attention.hpp>
 #include <mha/dynamic/tensor.hpp>
 #include <mha/dynamic/workspace.hpp>
@@ -195,7 +195,7 @@ class multi_head_attention_wrapper : public detail::dynamic_module<multi_head_at
       h.check_parameters_(training, api, i);
     }
   }
-  /// The module for the orchestration (detail/attention.hpp): num_heads groups
+  /// The module for the orchestration (detail/engine/attention.hpp): num_heads groups
   /// of one head each, no out_proj (the concatenated context is the output).
   auto spec_() const noexcept {
     return detail::make_spec<T, is_causal>(d_in_, d_out_, num_heads_, num_heads_,

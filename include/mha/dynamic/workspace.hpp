@@ -8,7 +8,7 @@
 #include <cstddef>
 #include <vector>
 
-#include <mha/detail/gemm.hpp>
+#include <mha/detail/kernels/gemm.hpp>
 
 #include <mha/detail/macros.hpp>
 

@@ -27,7 +27,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include <mha/detail/number_text.hpp>
+#include <mha/detail/api/number_text.hpp>
 #include <mha/io/detail/half.hpp>
 #include <mha/io/load_result.hpp>
 

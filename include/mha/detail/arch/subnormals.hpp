@@ -1,4 +1,4 @@
-// mha/detail/subnormals.hpp -- one treatment of subnormal floats on every path
+// mha/detail/arch/subnormals.hpp -- one treatment of subnormal floats on every path
 // of a target: IEEE subnormals, or flush to zero where the target's vector
 // arithmetic flushes (Cortex-M55's MVE), then on its scalar and constexpr
 // paths too.
@@ -9,7 +9,7 @@
 // sign, and a result whose exact value is below the smallest normal float in
 // magnitude (tininess before rounding) becomes a zero of its sign. (Armv7's
 // Advanced SIMD does the same; the library uses none of its floating-point
-// arithmetic on AArch32, detail/muladd.hpp.) The scalar FPU keeps IEEE
+// arithmetic on AArch32, detail/arch/muladd.hpp.) The scalar FPU keeps IEEE
 // subnormals unless FPSCR.FZ is set. So that every path of such a target
 // gives the same bits (issue 10, item 2):
 //  * at run time, flush_scope sets FPSCR.FZ for the duration of a library
@@ -18,7 +18,7 @@
 //    bits, e.g. the cumulative exception flags, are left as the call made
 //    them; an exception handler runs with its own FPSCR, FPDSCR's default);
 //  * in constant evaluation the fp:: operations below (add_ftz, ...) and
-//    constexpr_fma_ftz (detail/muladd.hpp) flush inputs and results the same
+//    constexpr_fma_ftz (detail/arch/muladd.hpp) flush inputs and results the same
 //    way.
 // Elsewhere (flushes_subnormals false) all of it is the plain operation.
 #pragma once

@@ -1,5 +1,5 @@
-// mha/detail/module_interface.hpp -- the types behind the forward() overload
-// set of the fixed-size attention modules (detail/forward_overloads.hpp): the
+// mha/detail/api/module_interface.hpp -- the types behind the forward() overload
+// set of the fixed-size attention modules (detail/api/forward_overloads.hpp): the
 // input shape traits, the output type and the workspace.
 #pragma once
 
@@ -10,11 +10,11 @@
 #include <type_traits>
 
 #include <mha/config.hpp>
-#include <mha/detail/contracts.hpp>
-#include <mha/detail/attention.hpp>
-#include <mha/detail/dropout.hpp>
-#include <mha/detail/stack_bound.hpp>
-#include <mha/detail/token_major.hpp>
+#include <mha/detail/api/contracts.hpp>
+#include <mha/detail/engine/attention.hpp>
+#include <mha/detail/kernels/dropout.hpp>
+#include <mha/detail/arch/stack_bound.hpp>
+#include <mha/detail/kernels/token_major.hpp>
 #include <mha/kv_cache.hpp>
 #include <mha/status.hpp>
 #include <mha/tensor.hpp>
@@ -199,7 +199,7 @@ struct attention_workspace_sizes {
   static constexpr std::size_t storage_bytes = sizeof(T) * storage_elements;
   /// A bound, the same on every target, of the stack that a forward call for
   /// Batch x Tokens puts on the stack besides its workspace, its input and its
-  /// output (detail/stack_bound.hpp): the general path's packed weight panel
+  /// output (detail/arch/stack_bound.hpp): the general path's packed weight panel
   /// (depth max(DIn, Width), at most 32 KiB), the token-major path's score
   /// vectors (float: min(Tokens, token_major::max_tokens) tokens, at most 16
   /// KiB; both counted, as both paths may be inlined into one frame) and an

@@ -1,4 +1,4 @@
-// mha/detail/simd.hpp -- portable short vectors (GCC/Clang vector extensions)
+// mha/detail/arch/simd.hpp -- portable short vectors (GCC/Clang vector extensions)
 // for the run-time fast path of the kernels, with a vectorised e^x for float.
 //
 // Nothing here requires a particular instruction set: the vector width follows
@@ -19,8 +19,8 @@
 #include <type_traits>
 #include <utility>
 
-#include <mha/detail/muladd.hpp>
-#include <mha/detail/subnormals.hpp>
+#include <mha/detail/arch/muladd.hpp>
+#include <mha/detail/arch/subnormals.hpp>
 
 #include <mha/detail/macros.hpp>
 
@@ -390,7 +390,7 @@ __attribute__((always_inline)) inline void scatter4(float* base, const offsets4&
 }
 
 /// e^x for a float or lane-wise for a GCC/Clang vector of float of any width
-/// (vec<float>, or the narrower token vectors of token_major.hpp), for
+/// (vec<float>, or the narrower token vectors of kernels/token_major.hpp), for
 /// x <= 88 (softmax arguments are <= 0); NaN gives NaN. Vectors are clamped
 /// to 88 (their masked and padding lanes may hold anything; those results are
 /// discarded); a float is not: its only callers, the softmax mirrors, pass
@@ -458,7 +458,7 @@ __attribute__((always_inline)) constexpr VF exp_impl(VF x) noexcept {
     if (ni >= -126) return fp::mul(p, power_of_2(ni));
   const vi n1 = ni >> 1;
   // (fp::mul: a tiny result flushed in constant evaluation where the target
-  // flushes subnormals, detail/subnormals.hpp; p * 2^n1 is normal)
+  // flushes subnormals, detail/arch/subnormals.hpp; p * 2^n1 is normal)
   return fp::mul(p * power_of_2(n1), power_of_2(ni - n1));
 }
 

@@ -1,4 +1,4 @@
-// mha/detail/gemm.hpp -- register-tiled matrix products for the run-time fast
+// mha/detail/kernels/gemm.hpp -- register-tiled matrix products for the run-time fast
 // path (projections and blocked attention), shared by the fixed-size modules
 // and mha::dynamic.
 //
@@ -30,9 +30,9 @@
 
 #include <cstddef>
 
-#include <mha/detail/muladd.hpp>
-#include <mha/detail/simd.hpp>
-#include <mha/detail/stack_bound.hpp>
+#include <mha/detail/arch/muladd.hpp>
+#include <mha/detail/arch/simd.hpp>
+#include <mha/detail/arch/stack_bound.hpp>
 
 #include <mha/detail/macros.hpp>
 
@@ -52,7 +52,7 @@ inline constexpr std::size_t nc = nr * simd::lanes<T>;
 inline constexpr std::size_t kc = 128;
 static_assert(kc == stack_bound::panel_depth && nr <= stack_bound::panel_vectors &&
               simd::vector_bytes <= stack_bound::vector_bytes,
-              "mha: detail/stack_bound.hpp's panel bound must cover this target's gemm panel");
+              "mha: detail/arch/stack_bound.hpp's panel bound must cover this target's gemm panel");
 
 /// c[0:MR][0:cols] (+)= a[0:MR][0:k] * b[0:k][0:cols], cols = NR*lanes, or
 /// (NR-1)*lanes + `tail` when Partial (the last vector only partly loaded and
@@ -232,7 +232,7 @@ inline void gemm_abt(std::size_t m, std::size_t n, K k, const T* a, std::size_t 
       return kc;
   }();
   alignas(simd::vector_bytes) T panel[panel_k * NC];
-  static_assert(sizeof(panel) <= stack_bound::gemm_panel<panel_k>);  // see detail/stack_bound.hpp
+  static_assert(sizeof(panel) <= stack_bound::gemm_panel<panel_k>);  // see detail/arch/stack_bound.hpp
   for (std::size_t j0 = 0; j0 < n; j0 += NC) {
     const std::size_t nb = n - j0 < NC ? n - j0 : NC;
     for (std::size_t p0 = 0; p0 < k; p0 += panel_k) {

@@ -1,4 +1,4 @@
-// mha/detail/parameter_description.hpp -- the vocabulary in which a module
+// mha/detail/params/parameter_description.hpp -- the vocabulary in which a module
 // describes its members to the parameter walk (<mha/parameters.hpp>):
 // compile-time names (boost::hana::string, written with BOOST_HANA_STRING)
 // paired with accessors.

@@ -1,6 +1,6 @@
-// mha/detail/parameter_walk.hpp -- the walk behind <mha/parameters.hpp>: one
+// mha/detail/params/parameter_walk.hpp -- the walk behind <mha/parameters.hpp>: one
 // recursive function template over a module's description
-// (detail/parameter_description.hpp). Names are composed at compile time as
+// (detail/params/parameter_description.hpp). Names are composed at compile time as
 // boost::hana::string types (parent + "." + member, head indices as digits);
 // only a run-time range of sub-modules (mha::dynamic's heads vector) adds a
 // run-time part, so the walk of a fixed-size module allocates nothing and is
@@ -26,7 +26,7 @@
 #include <boost/hana/type.hpp>
 #include <boost/hana/unpack.hpp>
 
-#include <mha/detail/parameter_description.hpp>
+#include <mha/detail/params/parameter_description.hpp>
 #include <mha/linear.hpp>
 #include <mha/tensor.hpp>
 
@@ -38,7 +38,7 @@ namespace mha::detail::params {
 
 namespace hana = boost::hana;
 
-/// A module with a parameter_description() (see detail/parameter_description.hpp).
+/// A module with a parameter_description() (see detail/params/parameter_description.hpp).
 template <class X>
 concept described = requires { std::remove_cvref_t<X>::parameter_description(); };
 

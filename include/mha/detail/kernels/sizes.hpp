@@ -1,4 +1,4 @@
-// mha/detail/sizes.hpp -- sizes that are compile-time or run-time integers.
+// mha/detail/kernels/sizes.hpp -- sizes that are compile-time or run-time integers.
 //
 // The kernels and the attention orchestration take every size either as a
 // size_c<N> (a fixed-size module: loops get constant trip counts, offsets

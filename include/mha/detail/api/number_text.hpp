@@ -1,4 +1,4 @@
-// mha/detail/number_text.hpp -- floating-point numbers in error messages.
+// mha/detail/api/number_text.hpp -- floating-point numbers in error messages.
 #pragma once
 
 #include <mha/detail/cxx20_check.hpp>

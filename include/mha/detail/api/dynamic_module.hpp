@@ -1,6 +1,6 @@
-// mha/detail/dynamic_module.hpp -- the forward() overload set shared by the
+// mha/detail/api/dynamic_module.hpp -- the forward() overload set shared by the
 // mha::dynamic attention modules, on top of the one orchestration
-// (detail/attention.hpp).
+// (detail/engine/attention.hpp).
 #pragma once
 
 #include <mha/detail/cxx20_check.hpp>
@@ -14,10 +14,10 @@
 #include <string>
 #include <vector>
 
-#include <mha/detail/attention.hpp>
-#include <mha/detail/contracts.hpp>
-#include <mha/detail/dynamic_checks.hpp>
-#include <mha/detail/dynamic_parameter_count.hpp>
+#include <mha/detail/engine/attention.hpp>
+#include <mha/detail/api/contracts.hpp>
+#include <mha/detail/api/dynamic_checks.hpp>
+#include <mha/detail/api/dynamic_parameter_count.hpp>
 #include <mha/dynamic/kv_cache.hpp>
 #include <mha/dynamic/tensor.hpp>
 #include <mha/dynamic/tensor_view.hpp>

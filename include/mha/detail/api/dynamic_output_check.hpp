@@ -1,4 +1,4 @@
-// mha/detail/dynamic_output_check.hpp -- the run-time output-shape check of
+// mha/detail/api/dynamic_output_check.hpp -- the run-time output-shape check of
 // mha::dynamic (the attention modules' forward and dynamic::linear's
 // forward(x, out)).
 #pragma once

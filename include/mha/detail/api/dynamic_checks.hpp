@@ -1,4 +1,4 @@
-// mha/detail/dynamic_checks.hpp -- run-time shape checks of mha::dynamic.
+// mha/detail/api/dynamic_checks.hpp -- run-time shape checks of mha::dynamic.
 #pragma once
 
 #include <mha/detail/cxx20_check.hpp>
@@ -11,8 +11,8 @@
 
 #include <mha/dynamic/linear.hpp>
 #include <mha/dynamic/tensor.hpp>
-#include <mha/detail/dynamic_output_check.hpp>
-#include <mha/detail/number_text.hpp>
+#include <mha/detail/api/dynamic_output_check.hpp>
+#include <mha/detail/api/number_text.hpp>
 #include <mha/dynamic/tensor_view.hpp>
 
 #include <mha/detail/macros.hpp>

@@ -1,6 +1,6 @@
-// mha/detail/dynamic_parameter_count.hpp -- parameter_count() of the
+// mha/detail/api/dynamic_parameter_count.hpp -- parameter_count() of the
 // mha::dynamic modules, computed by the parameter walk
-// (detail/parameter_walk.hpp), written once.
+// (detail/params/parameter_walk.hpp), written once.
 #pragma once
 
 #include <mha/detail/cxx20_check.hpp>
@@ -10,7 +10,7 @@
 
 #include <boost/hana/string.hpp>
 
-#include <mha/detail/parameter_walk.hpp>
+#include <mha/detail/params/parameter_walk.hpp>
 
 #include <mha/detail/macros.hpp>
 

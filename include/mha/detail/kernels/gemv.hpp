@@ -1,4 +1,4 @@
-// mha/detail/gemv.hpp -- matrix-vector products for the KV-cache decode step.
+// mha/detail/kernels/gemv.hpp -- matrix-vector products for the KV-cache decode step.
 //
 // A decode step projects one token (or a few) per sequence: work bound by
 // reading the weights. The general kernels (gemm.hpp) vectorise across output
@@ -19,8 +19,8 @@
 
 #include <cstddef>
 
-#include <mha/detail/muladd.hpp>
-#include <mha/detail/simd.hpp>
+#include <mha/detail/arch/muladd.hpp>
+#include <mha/detail/arch/simd.hpp>
 
 #include <mha/detail/macros.hpp>
 

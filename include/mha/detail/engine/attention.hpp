@@ -1,9 +1,9 @@
-// mha/detail/attention.hpp -- the one forward orchestration behind every
+// mha/detail/engine/attention.hpp -- the one forward orchestration behind every
 // attention module, fixed-size and mha::dynamic:
 //
 //   for each group g of heads:   Q_g = x W_query_g^T (+ b),  K_g, V_g likewise
 //                                 (K stored transposed, at the store's positions)
-//   with RoPE:                    Q, K rotated by position (detail/rope.hpp)
+//   with RoPE:                    Q, K rotated by position (detail/kernels/rope.hpp)
 //   for each head h:              C_h = causal softmax(Q_h K_g^T / sqrt(head_dim)) V_g
 //                                 g = h / (num_heads / num_kv_heads), its key/value head
 //                                 (queries at positions offset.., keys 0..position;
@@ -11,22 +11,22 @@
 //   out = C out_proj^T + b        (or out = C when the module has no out_proj)
 //
 // A module describes itself by an attention_spec: its sizes (each a size_c or
-// a std::size_t, see sizes.hpp), its heads' Q/K/V weights by group (the book's
+// a std::size_t, see kernels/sizes.hpp), its heads' Q/K/V weights by group (the book's
 // MultiHeadAttention and the fused module: one group whose weight rows are all
 // heads, so one product serves all heads; the wrapper: one group per head),
 // its out_proj or none, the score divisor and the dropout probability. The
 // orchestration then takes one of the paths below; every path performs, per
 // output element, the same operations in the same order, so they give the
-// same bits (the decode path excepted, see gemv.hpp):
+// same bits (the decode path excepted, see kernels/gemv.hpp):
 //
 //  * simple: constant evaluation, and small constant shapes at run time
 //    (project_rows' loops, attention_head_simple);
 //  * token-major: causal float inference with compile-time sizes on at most
-//    token_major::tokens_limit tokens (token_major.hpp; at most max_tokens);
-//  * blocked: everything else (gemm.hpp tiles, attention_head_blocked), one
+//    token_major::tokens_limit tokens (kernels/token_major.hpp; at most max_tokens);
+//  * blocked: everything else (kernels/gemm.hpp tiles, attention_head_blocked), one
 //    sequence at a time;
 //  * decode: a KV-cache call of at most decode_rows new tokens per sequence:
-//    matrix-vector projections that read every weight once (gemv.hpp), then
+//    matrix-vector projections that read every weight once (kernels/gemv.hpp), then
 //    the blocked heads over the cache.
 //
 // Keys and values live in a store: the workspace for a whole-sequence forward,
@@ -46,14 +46,14 @@
 #include <type_traits>
 
 #include <mha/config.hpp>
-#include <mha/detail/dropout.hpp>
-#include <mha/detail/gemm.hpp>
-#include <mha/detail/gemv.hpp>
-#include <mha/detail/kernels.hpp>
-#include <mha/detail/rope.hpp>
-#include <mha/detail/sizes.hpp>
-#include <mha/detail/subnormals.hpp>
-#include <mha/detail/token_major.hpp>
+#include <mha/detail/kernels/dropout.hpp>
+#include <mha/detail/kernels/gemm.hpp>
+#include <mha/detail/kernels/gemv.hpp>
+#include <mha/detail/kernels/kernels.hpp>
+#include <mha/detail/kernels/rope.hpp>
+#include <mha/detail/kernels/sizes.hpp>
+#include <mha/detail/arch/subnormals.hpp>
+#include <mha/detail/kernels/token_major.hpp>
 
 #include <mha/detail/macros.hpp>
 
@@ -92,7 +92,7 @@ struct no_out_proj {};
 /// fold, a std::size_t otherwise). Query head h reads key/value head h /
 /// (NumHeads / KvHeads) (grouped-query attention; KvHeads == NumHeads: every
 /// head its own). `rope`: rope_tables (queries and keys rotated by position,
-/// detail/rope.hpp) or no_rope_tables.
+/// detail/kernels/rope.hpp) or no_rope_tables.
 template <class T, class DIn, class HeadDim, class NumHeads, class Groups, class GroupFn,
           class OutProj, class KvHeads = NumHeads, class Rope = no_rope_tables, bool Causal = true>
 struct attention_spec {
@@ -359,7 +359,7 @@ constexpr void forward_sequence(const Spec& s, const typename Spec::value_type* 
                                 const weights_out<typename Spec::value_type>& weights = {},
                                 std::size_t first_sequence = 0) noexcept {
   using T = typename Spec::value_type;
-  const flush_scope<T> flush;  // (subnormals as the vector code treats them, detail/subnormals.hpp)
+  const flush_scope<T> flush;  // (subnormals as the vector code treats them, detail/arch/subnormals.hpp)
   constexpr bool inference = std::is_same_v<Training, std::false_type>;
   if constexpr (inference) MHA_ASSERT(weights.base == nullptr);
   if constexpr (token_major_serves<Spec, MaxTokens>()) {
@@ -452,7 +452,7 @@ constexpr void forward_cross(const Spec& s, const typename Spec::value_type* q,
                              const weights_out<typename Spec::value_type>& weights) noexcept {
   using T = typename Spec::value_type;
   static_assert(!Spec::causal, "detail::forward_cross: cross-attention has no causal mask");
-  const flush_scope<T> flush;  // (subnormals as the vector code treats them, detail/subnormals.hpp)
+  const flush_scope<T> flush;  // (subnormals as the vector code treats them, detail/arch/subnormals.hpp)
   const std::size_t width = s.width();
   const std::size_t block = (nq > nkv ? nq : nkv) * width;
   const attention_scratch<T> scratch{ws, ws + 3 * block, scores, nkv};
@@ -485,7 +485,7 @@ constexpr void forward_cross(const Spec& s, const typename Spec::value_type* q,
 /// each attending to positions 0..its own. Inference only. The path depends on
 /// n alone, never on the batch, so a sequence gets the same bits in any batch:
 /// n <= decode_rows takes the decode path (matrix-vector projections, see
-/// gemv.hpp), larger n the blocked whole-sequence kernels. ws: at least 2 *
+/// kernels/gemv.hpp), larger n the blocked whole-sequence kernels. ws: at least 2 *
 /// batch * n * width elements (queries and context of all rows); scores:
 /// gemm::mr rows of ld_scores >= offset + n elements.
 template <class Spec, class Batch>
@@ -496,7 +496,7 @@ inline void forward_cached(const Spec& s, const typename Spec::value_type* x, st
                            typename Spec::value_type* scores, std::size_t ld_scores) noexcept {
   using T = typename Spec::value_type;
   static_assert(Spec::causal, "detail::forward_cached: a non-causal module has no KV-cache forward");
-  const flush_scope<T> flush;  // (subnormals as the vector code treats them, detail/subnormals.hpp)
+  const flush_scope<T> flush;  // (subnormals as the vector code treats them, detail/arch/subnormals.hpp)
   const std::size_t width = s.width();
   if (n > decode_rows) {
     const attention_scratch<T> scratch{ws, ws + n * width, scores, ld_scores};

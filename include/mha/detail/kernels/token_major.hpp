@@ -1,5 +1,5 @@
-// mha/detail/token_major.hpp -- the run-time path of the fixed-size modules
-// (every module the orchestration of attention.hpp serves with compile-time
+// mha/detail/kernels/token_major.hpp -- the run-time path of the fixed-size modules
+// (every module the orchestration of engine/attention.hpp serves with compile-time
 // sizes) for few tokens, compile-time or run-time counts: every intermediate
 // is kept transposed, [features][tokens], so that one vector holds one feature
 // of W tokens and every loop over features runs along compile-time extents.
@@ -46,12 +46,12 @@
 #include <utility>
 
 #include <mha/config.hpp>
-#include <mha/detail/gemm.hpp>
-#include <mha/detail/kernels.hpp>
-#include <mha/detail/muladd.hpp>
-#include <mha/detail/rope.hpp>
-#include <mha/detail/simd.hpp>
-#include <mha/detail/stack_bound.hpp>
+#include <mha/detail/kernels/gemm.hpp>
+#include <mha/detail/kernels/kernels.hpp>
+#include <mha/detail/arch/muladd.hpp>
+#include <mha/detail/kernels/rope.hpp>
+#include <mha/detail/arch/simd.hpp>
+#include <mha/detail/arch/stack_bound.hpp>
 
 #include <mha/detail/macros.hpp>
 
@@ -638,7 +638,7 @@ constexpr std::size_t width_for(std::size_t n) noexcept {
   return w < simd::lanes<T> ? w : simd::lanes<T>;
 }
 
-/// The forward pass of an attention module (see detail/attention.hpp's
+/// The forward pass of an attention module (see detail/engine/attention.hpp's
 /// attention_spec) for float inference, token-major with token vectors of W
 /// lanes: x [batch][tokens][DIn] (sequence b at x + b * x_batch) -> out
 /// [batch][tokens][Width] (sequence b at out + b * out_batch); np: the tokens
@@ -691,7 +691,7 @@ inline void forward(const Spec& spec, Batch batch, Tokens tokens, Padded np, con
   }
   constexpr std::size_t NumHeads = decltype(spec.num_heads)::value;
   if constexpr (pairs_apply<HeadDim, NumHeads, Batch, Tokens>) {
-    // (its stack within the score vectors' bound: detail/stack_bound.hpp)
+    // (its stack within the score vectors' bound: detail/arch/stack_bound.hpp)
     // (the copies of queries, keys and values where there is no gather, one
     // query's weights and its query features, in vectors of pair_lanes)
     static_assert(((simd::gather_scatter ? 3 * HeadDim : 3 * HeadDim * Tokens::value) +
@@ -701,7 +701,7 @@ inline void forward(const Spec& spec, Batch batch, Tokens tokens, Padded np, con
         qt, kt, vt, ct, spec.divisor);
   } else {
     vec<T, W> s[round_up<MaxTokens, W>];
-    static_assert(sizeof(s) <= stack_bound::score_vectors<T, MaxTokens>);  // detail/stack_bound.hpp
+    static_assert(sizeof(s) <= stack_bound::score_vectors<T, MaxTokens>);  // detail/arch/stack_bound.hpp
     for (std::size_t b = 0; b < batch; ++b)
       for_each_index(spec.num_heads, [&](auto h) {
         const std::size_t at = h * HeadDim * cols + b * np;

@@ -1,4 +1,4 @@
-// mha/detail/math.hpp -- exp and sqrt usable in constant evaluation.
+// mha/detail/arch/math.hpp -- exp and sqrt usable in constant evaluation.
 #pragma once
 
 #include <mha/detail/cxx20_check.hpp>
@@ -10,7 +10,7 @@
 #include <limits>
 #include <type_traits>
 
-#include <mha/detail/muladd.hpp>
+#include <mha/detail/arch/muladd.hpp>
 
 #include <mha/detail/macros.hpp>
 

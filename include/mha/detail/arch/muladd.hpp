@@ -1,4 +1,4 @@
-// mha/detail/muladd.hpp -- the one multiply-add of every sum in the kernels,
+// mha/detail/arch/muladd.hpp -- the one multiply-add of every sum in the kernels,
 // the constexpr math and simd::exp, with its contraction made explicit.
 #pragma once
 
@@ -10,7 +10,7 @@
 #include <type_traits>
 #include <utility>
 
-#include <mha/detail/subnormals.hpp>
+#include <mha/detail/arch/subnormals.hpp>
 
 #include <mha/detail/macros.hpp>
 
@@ -77,7 +77,7 @@ constexpr float constexpr_fma(float a, float b, float c) noexcept {
   return static_cast<float>(std::bit_cast<double>(bits));
 }
 
-/// constexpr_fma where the target flushes subnormals (detail/subnormals.hpp):
+/// constexpr_fma where the target flushes subnormals (detail/arch/subnormals.hpp):
 /// subnormal inputs count as zeros of their sign, and a result whose exact
 /// value a * b + c is nonzero and below 2^-126 in magnitude (tininess before
 /// rounding) is a zero of its sign, as Arm's flush-to-zero mode gives it;

@@ -1,4 +1,4 @@
-// mha/detail/contracts.hpp -- the predicates behind mha's compile-time shape
+// mha/detail/api/contracts.hpp -- the predicates behind mha's compile-time shape
 // contracts.
 //
 // Every shape rule of the library is a `static_assert(detail::<rule><numbers>,

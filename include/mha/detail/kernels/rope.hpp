@@ -1,4 +1,4 @@
-// mha/detail/rope.hpp -- rotary position embeddings (RoPE): the cos/sin
+// mha/detail/kernels/rope.hpp -- rotary position embeddings (RoPE): the cos/sin
 // tables and the rotation of queries and keys, evaluable in constant
 // expressions and identical at run time.
 //
@@ -26,9 +26,9 @@
 #include <cstdint>
 #include <type_traits>
 
-#include <mha/detail/math.hpp>
-#include <mha/detail/muladd.hpp>
-#include <mha/detail/subnormals.hpp>
+#include <mha/detail/arch/math.hpp>
+#include <mha/detail/arch/muladd.hpp>
+#include <mha/detail/arch/subnormals.hpp>
 
 #include <mha/detail/macros.hpp>
 

@@ -1,10 +1,10 @@
-// mha/detail/kernels.hpp -- the arithmetic of a linear layer and of one
+// mha/detail/kernels/kernels.hpp -- the arithmetic of a linear layer and of one
 // attention head (causal or not), written once for both the fixed-size types
 // (sizes passed as std::integral_constant, so loops have constant trip counts)
 // and mha::dynamic (sizes passed as std::size_t). Same code, same operation
 // order: the two implementations give bit-identical results.
 //
-// The pieces the orchestration (attention.hpp) puts together:
+// The pieces the orchestration (engine/attention.hpp) puts together:
 //  * projections: project_rows / project_rows_t (simple loops in constant
 //    evaluation and for small constant shapes, gemm.hpp tiles otherwise);
 //  * one attention head of one sequence (causal or not), queries at any
@@ -24,13 +24,13 @@
 #include <type_traits>
 #include <utility>
 
-#include <mha/detail/dropout.hpp>
-#include <mha/detail/gemm.hpp>
-#include <mha/detail/math.hpp>
-#include <mha/detail/muladd.hpp>
-#include <mha/detail/simd.hpp>
-#include <mha/detail/sizes.hpp>
-#include <mha/detail/subnormals.hpp>
+#include <mha/detail/kernels/dropout.hpp>
+#include <mha/detail/kernels/gemm.hpp>
+#include <mha/detail/arch/math.hpp>
+#include <mha/detail/arch/muladd.hpp>
+#include <mha/detail/arch/simd.hpp>
+#include <mha/detail/kernels/sizes.hpp>
+#include <mha/detail/arch/subnormals.hpp>
 
 #include <mha/detail/macros.hpp>
 
@@ -148,7 +148,7 @@ constexpr void project_rows(const T* x, std::size_t ldx, Rows rows, In in, const
 template <class T, class Rows, class In, class Out, class Bias>
 constexpr void linear_rows(const T* x, Rows rows, In in, const T* weight, Bias bias, Out out,
                            T* y) noexcept {
-  const flush_scope<T> flush;  // (subnormals as the vector code treats them, detail/subnormals.hpp)
+  const flush_scope<T> flush;  // (subnormals as the vector code treats them, detail/arch/subnormals.hpp)
   project_rows(x, in, rows, in, weight, bias, out, y, out);
 }
 

@@ -1,4 +1,4 @@
-// mha/detail/dropout.hpp -- counter-based dropout decisions shared by the
+// mha/detail/kernels/dropout.hpp -- counter-based dropout decisions shared by the
 // fixed-size and the runtime-sized implementations.
 #pragma once
 

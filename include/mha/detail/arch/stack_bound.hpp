@@ -1,4 +1,4 @@
-// mha/detail/stack_bound.hpp -- bounds of the stack the run-time kernels use
+// mha/detail/arch/stack_bound.hpp -- bounds of the stack the run-time kernels use
 // besides their operands, for MHA_STACK_WORKSPACE_LIMIT (mha/config.hpp).
 //
 // The numbers are the same on every target: they are sized for the widest one
@@ -6,7 +6,7 @@
 // instruction set of the translation unit, so that the checks built on them
 // (mha::can_forward_v and the forward overloads' stack limit) give the same
 // verdict in every translation unit whatever its -m flags, as the workspace
-// types do (detail/module_interface.hpp). Each kernel static_asserts that its
+// types do (detail/api/module_interface.hpp). Each kernel static_asserts that its
 // own arrays fit its bound on the target it is compiled for (gemm::gemm_abt,
 // token_major::forward), so a new target with wider vectors fails to compile
 // instead of breaking the bound.
