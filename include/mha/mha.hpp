@@ -15,6 +15,7 @@
 #include <mha/block_view.hpp>
 #include <mha/causal_attention.hpp>
 #include <mha/config.hpp>
+#include <mha/formats.hpp>
 #include <mha/fused_multi_head_attention.hpp>
 #include <mha/grouped_query_attention.hpp>
 #include <mha/kv_cache.hpp>

@@ -28,7 +28,7 @@
 #include <nlohmann/json.hpp>
 
 #include <mha/detail/api/number_text.hpp>
-#include <mha/io/detail/half.hpp>
+#include <mha/detail/arch/half.hpp>
 #include <mha/io/load_result.hpp>
 
 #include <mha/detail/macros.hpp>
@@ -445,13 +445,13 @@ error read_converted(byte_source& src, const header_info& h, const tensor_entry&
     bool source_finite = true;
     switch (e.type) {
       case dtype::F16: {
-        const float f = f16_to_f32(load_le<std::uint16_t, 2>(p + 2 * i));
+        const float f = ::mha::detail::f16_to_f32(load_le<std::uint16_t, 2>(p + 2 * i));
         source_finite = std::isfinite(f);
         dst[i] = static_cast<T>(f);
         break;
       }
       case dtype::BF16: {
-        const float f = bf16_to_f32(load_le<std::uint16_t, 2>(p + 2 * i));
+        const float f = ::mha::detail::bf16_to_f32(load_le<std::uint16_t, 2>(p + 2 * i));
         source_finite = std::isfinite(f);
         dst[i] = static_cast<T>(f);
         break;
