@@ -15,7 +15,9 @@
 //  * multiply-adds, sums, differences, products and quotients with subnormal
 //    operands or tiny exact results give the same bits at compile time, in
 //    the scalar FPU and in vectors (all flushed on the M55, IEEE elsewhere).
-// All of it under a flush_scope, as the library's kernels run.
+// All of it under a flush_scope, as the library's kernels run. And the number
+// formats (<mha/formats.hpp>) in the FPU's default mode: their run-time bits
+// are those of constant evaluation.
 // Exit status: the number of failed checks (0: all passed).
 #include "mha_baremetal.hpp"
 
@@ -225,11 +227,65 @@ unsigned long check_ftz_emulation(unsigned long& checked) {
 #endif
 }
 
+// The number formats of <mha/formats.hpp>, which run outside the library's
+// kernels (so here before the flush_scope, in the FPU's default mode):
+// to_f16 and to_bf16 of every 1048573rd float bit pattern (all classes, NaNs
+// too) and quantize_q8_0 of four blocks give the bits of constant evaluation
+// (which test/test_formats.cpp checks against PyTorch and ggml on the hosts).
+constexpr std::uint32_t format_samples = 4097, format_step = 1048573u;
+struct format_bits {
+  std::uint16_t f16[format_samples];
+  std::uint16_t bf16[format_samples];
+  mha::q8_0_block q8_0[4];
+};
+/// Block k's value j: an LCG's draw in [-1, 1) times the block's scale
+/// (GPT-2's 0.02, 1, a binary16-subnormal scale's 3e-6, 1e4).
+constexpr float format_weight(std::uint32_t k, std::uint32_t j) {
+  const float scales[4] = {0.02f, 1.0f, 3e-6f, 1e4f};
+  const std::uint32_t state = (k * 32u + j + 1u) * 1664525u + 1013904223u;
+  return scales[k] * (static_cast<float>(state >> 8) * 0x1p-23f - 1.0f);
+}
+constexpr format_bits format_table = [] {
+  format_bits t{};
+  for (std::uint32_t i = 0; i < format_samples; ++i) {
+    const float x = std::bit_cast<float>(i * format_step);
+    t.f16[i] = mha::to_f16(x).bits;
+    t.bf16[i] = mha::to_bf16(x).bits;
+  }
+  for (std::uint32_t k = 0; k < 4; ++k) {
+    float w[32] = {};
+    for (std::uint32_t j = 0; j < 32; ++j) w[j] = format_weight(k, j);
+    t.q8_0[k] = mha::quantize_q8_0(w);
+  }
+  return t;
+}();
+volatile std::uint32_t format_step_at_run_time = format_step;  // (not folded into the table)
+
+unsigned long check_formats(unsigned long& checked) {
+  unsigned long failures = 0;
+  const std::uint32_t step = format_step_at_run_time;
+  for (std::uint32_t i = 0; i < format_samples; ++i) {
+    const float x = std::bit_cast<float>(i * step);
+    failures += mha::to_f16(x).bits != format_table.f16[i];
+    failures += mha::to_bf16(x).bits != format_table.bf16[i];
+    checked += 2;
+  }
+  for (std::uint32_t k = 0; k < 4; ++k) {
+    float w[32];
+    for (std::uint32_t j = 0; j < 32; ++j) w[j] = format_weight(k + step - format_step, j);
+    failures += !(mha::quantize_q8_0(w) == format_table.q8_0[k]);
+    ++checked;
+  }
+  return failures;
+}
+
 int main() {
+  unsigned long format_checked = 0;
+  const unsigned long format_failures = check_formats(format_checked);
   const mha::detail::flush_scope<float> flush;  // (the library's treatment of subnormals)
   unsigned long ftz_checked = 0;
-  unsigned long failures = check_cases() + check_ftz_emulation(ftz_checked), exp_checked = 0,
-                div_checked = 0, flushed_count = 0;
+  unsigned long failures = format_failures + check_cases() + check_ftz_emulation(ftz_checked),
+                exp_checked = 0, div_checked = 0, flushed_count = 0;
   for (std::uint32_t i = 0; i < sample_count; ++i) {
     const V x = vector_at(i);
     const V e_nonpositive = simd::exp_of_nonpositive(x);
@@ -283,6 +339,7 @@ int main() {
   bm_report::line("quotients checked", div_checked);
   bm_report::line("exponentials in the subnormal range, flushed to 0 on every path", flushed_count);
   bm_report::line("flush-to-zero emulation comparisons", ftz_checked);
+  bm_report::line("f16, bf16 and q8_0 conversions checked", format_checked);
   bm_report::line("failures", failures);
   return failures == 0 && exp_checked > 190000 ? 0 : 1;
 }
