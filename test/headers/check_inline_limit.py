@@ -34,7 +34,7 @@ from check_includes import code_of
 USER_MACRO = re.compile(r"\bMHA_MAX_INLINE_BYTES\b")
 LIMIT = re.compile(r"\bMHA_DETAIL_MAX_INLINE_BYTES\(\)")
 LIMIT_PREDICATES = ("within_inline_limit", "fixed_type_ok", "fixed_type_ok_", "tensor_type_ok",
-                    "output_argument_ok", "input_ok", "output_ok", "workspace_ok",
+                    "output_argument_ok", "input_ok", "inputs_ok", "output_ok", "workspace_ok",
                     "stack_forward_ok", "forward_ok", "linear_input_ok", "linear_forward_ok")
 CHECK = re.compile(r"\b(?:" + "|".join(LIMIT_PREDICATES) + r")\s*<")
 PARAM = re.compile(r"\bLimit\b")

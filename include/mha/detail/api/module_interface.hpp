@@ -320,6 +320,54 @@ struct self_attention_rules {
   }
 };
 
+/// The rules of the cross-attention forwards of MHA_DETAIL_FORWARD_OVERLOADS
+/// (forward(query, key, value, out, ws), with key lengths, with attention
+/// weights) for a module of element type T, d_in DIn, key_dim KeyDim,
+/// value_dim ValueDim, ContextLength and output_width Width, Causal its mask,
+/// computed once: the overloads static_assert each rule with its message and
+/// gate their bodies on forward_ok. Q, K and V are fixed_tensor_like; Limit
+/// is MHA_DETAIL_MAX_INLINE_BYTES() where a member is read.
+template <class T, std::size_t DIn, std::size_t KeyDim, std::size_t ValueDim,
+          std::size_t ContextLength, std::size_t Width, bool Causal>
+struct cross_attention_rules {
+  /// A non-causal module; query [B][Nq][DIn], key [B][Nkv][KeyDim] and value
+  /// [B][Nkv][ValueDim] of element type T, all rank 3 or all rank 2 (B = 1),
+  /// of valid tensor or view types (fixed_type_ok with Limit: no zero
+  /// extent), with Nq and Nkv at most ContextLength.
+  template <class Q, class K, class V, std::size_t Limit>
+  static consteval bool inputs_ok() noexcept {
+    using SQ = shape_of<Q>;
+    using SK = shape_of<K>;
+    using SV = shape_of<V>;
+    if constexpr (Causal || !SQ::rank_ok || SK::rank != SQ::rank || SV::rank != SQ::rank)
+      return false;
+    else
+      return fixed_type_ok<Q, Limit> && fixed_type_ok<K, Limit> && fixed_type_ok<V, Limit> &&
+             same_element_type<typename SQ::element_type, T> &&
+             same_element_type<typename SK::element_type, T> &&
+             same_element_type<typename SV::element_type, T> && SQ::features == DIn &&
+             SK::features == KeyDim && SV::features == ValueDim && SK::batch == SQ::batch &&
+             SV::batch == SQ::batch && SK::tokens == SV::tokens && SQ::tokens <= ContextLength &&
+             SK::tokens <= ContextLength;
+  }
+  /// The output tensor type for a query of type Q: [B][Nq][Width] (or [Nq][Width]).
+  template <class Q>
+  using output_type = output_for_t<T, Width, Q>;
+  /// inputs_ok; `out` of type Y (as forward's forwarding reference deduces
+  /// it) writable, of output_type<Q>; the workspace workspace<WB, WN> with
+  /// WB = B and WN = max(Nq, Nkv) (cross_workspace<B, Nq, Nkv>).
+  template <class Q, class K, class V, class Y, std::size_t WB, std::size_t WN, std::size_t Limit>
+  static consteval bool forward_ok() noexcept {
+    using SQ = shape_of<Q>;
+    using SK = shape_of<K>;
+    if constexpr (!inputs_ok<Q, K, V, Limit>() || !writable_output<Y>)
+      return false;
+    else
+      return std::is_same_v<as_tensor_t<Y>, output_type<Q>> && WB == SQ::batch &&
+             WN == (SQ::tokens > SK::tokens ? SQ::tokens : SK::tokens);
+  }
+};
+
 }  // namespace mha::detail
 
 #include <mha/detail/macros_undef.hpp>
