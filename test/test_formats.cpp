@@ -59,6 +59,12 @@ bool nearest_f16(float x, std::uint16_t h) {
   return true;
 }
 
+/// to_f16 / to_bf16 accept an argument of type V (false for double: deleted).
+template <class V>
+constexpr bool can_to_f16 = requires(V v) { mha::to_f16(v); };
+template <class V>
+constexpr bool can_to_bf16 = requires(V v) { mha::to_bf16(v); };
+
 }  // namespace formats_test
 
 using formats_test::bits;
@@ -169,6 +175,12 @@ TEST_CASE("quantize_q8_0 gives ggml's reference blocks, dequantize_row_q8_0 thei
   CHECK(got == expected_row);
 }
 
+TEST_CASE("to_f16 and to_bf16 take a float, not a double (which would round twice)", "[formats]") {
+  STATIC_REQUIRE(formats_test::can_to_f16<float> && formats_test::can_to_bf16<float>);
+  STATIC_REQUIRE_FALSE(formats_test::can_to_f16<double>);
+  STATIC_REQUIRE_FALSE(formats_test::can_to_bf16<double>);
+}
+
 TEST_CASE("the formats in constant evaluation: the same bits", "[formats]") {
   STATIC_REQUIRE(mha::to_f16(1.0f) == mha::f16{0x3C00});
   STATIC_REQUIRE(mha::to_f16(65520.0f) == mha::f16{0x7C00});
@@ -196,6 +208,18 @@ TEST_CASE("the formats in constant evaluation: the same bits", "[formats]") {
   x[2] = -2.5f;
   x[3] = 0.49999997f;
   CHECK(mha::quantize_q8_0(x.data()) == block);
+  // a half-grid block, (k + 1/2) * 0.37 with x[0] = 127 * 0.37: products
+  // within an ulp of a half, in constant evaluation and at run time
+  constexpr auto grid = [](float s) {
+    std::array<float, 32> v{};
+    v[0] = 127.0f * s;
+    for (std::size_t j = 1; j < 32; ++j)
+      v[j] = (static_cast<float>(static_cast<int>(j * 37 % 251) - 125) + 0.5f) * s;
+    return v;
+  };
+  constexpr auto grid_block = [&] { return mha::quantize_q8_0(grid(0.37f).data()); }();
+  volatile float scale = 0.37f;  // (not folded)
+  CHECK(mha::quantize_q8_0(grid(scale).data()) == grid_block);
 }
 
 TEST_CASE("quantize_q8_0 outside its preconditions: defined quants, no undefined conversion",

@@ -24,7 +24,9 @@ torch + stdlib. Every number is stored as the hex string of its bits.
   exactly in float64), the scale stored as ``d.half()``; with the dequantized
   values ``float(q) * float(d16)``. Blocks: N(0, 0.02) (GPT-2's init), U(-1, 1),
   exact halves (d = 1), zeros, negative zeros, one nonzero value, subnormal
-  and huge magnitudes.
+  and huge magnitudes, half-grid blocks ((k + 1/2) * s, products within an
+  ulp of a half) and three blocks found to separate ggml's operations from
+  near-equivalents.
 """
 
 import json
@@ -67,7 +69,8 @@ EDGE_BITS = [
     0x477FF000, 0xC77FF000,              # +-65520: ties to infinity (f16)
     0x47800000, 0x7F7FFFFF, 0xFF7FFFFF,  # 65536, +-FLT_MAX
     0x7F800000, 0xFF800000,              # +-inf
-    0x38800000, 0x387FFFFF, 0x387FF000,  # 2^-14, just below, a tie up to 2^-14
+    0x38800000, 0x387FFFFF, 0x387FE000,  # 2^-14, just below, the tie (2^-14 - 2^-25) up to 2^-14
+    0x387FDFFF, 0x387FF000,              # just below that tie (a subnormal), above it
     0x33800000, 0x33000000, 0x33000001,  # 2^-24, 2^-25 (ties to 0), just above
     0x33400000, 0x32800000, 0xB3000000,  # 3 * 2^-26, 2^-26, -2^-25
     0x34000000, 0x34400000, 0x34200000,  # 2^-23, 3 * 2^-24 (tie, odd), 5 * 2^-25
@@ -117,11 +120,16 @@ def conversions(gen):
             [[hex32(a), hex16(b)] for a, b in zip(inputs, bf16_bits)])
 
 
-def q8_0_reference(block):
-    """ggml's quantize_row_q8_0_ref on one block of 32 float32 values (a tensor)."""
+def q8_0_reference(block, reciprocal_scale=False):
+    """ggml's quantize_row_q8_0_ref on one block of 32 float32 values (a tensor);
+    reciprocal_scale: d = amax * (1 / 127) instead (not ggml's: to find blocks
+    that tell the two apart)."""
     assert block.dtype == torch.float32 and block.numel() == 32
     amax = block.abs().max()
-    d = amax / torch.tensor(127.0, dtype=torch.float32)
+    if reciprocal_scale:
+        d = amax * (torch.tensor(1.0, dtype=torch.float32) / torch.tensor(127.0, dtype=torch.float32))
+    else:
+        d = amax / torch.tensor(127.0, dtype=torch.float32)
     d_is_zero = bool(d == 0)
     inv = torch.tensor(0.0, dtype=torch.float32) if d_is_zero else \
         torch.tensor(1.0, dtype=torch.float32) / d
@@ -154,6 +162,28 @@ def q8_0_blocks(gen):
     blocks.append(torch.randn(32, generator=gen, dtype=torch.float32) * 1e-36)  # d rounds to 0 in binary16
     blocks.append(torch.randn(32, generator=gen, dtype=torch.float32) * 1e4)    # d above f16's max
     blocks.append(torch.randn(32, generator=gen, dtype=torch.float32) * 3e-6)   # d an f16 subnormal
+    # Half-grid blocks: x = (k + 1/2) * s with x[0] = 127 s, so x * id lands
+    # within an ulp of a half, where only ggml's exact operations (x * (1 / d),
+    # not x / d; amax / 127, not amax * (1 / 127)) give its quants.
+    for _ in range(8):
+        s = float(torch.empty(1).uniform_(1e-3, 10.0, generator=gen))
+        k = torch.randint(-127, 127, (32,), generator=gen).double() + 0.5
+        k[0] = 127.0
+        blocks.append((k * s).float())
+    # two half-grid blocks where amax * (1 / 127) would give other quants or
+    # another scale than amax / 127 (the first two such, searched in order)
+    found = 0
+    while found < 2:
+        s = float(torch.empty(1).uniform_(1e-3, 10.0, generator=gen))
+        k = torch.randint(-127, 127, (32,), generator=gen).double() + 0.5
+        k[0] = 127.0
+        x = (k * s).float()
+        if q8_0_reference(x) != q8_0_reference(x, reciprocal_scale=True):
+            blocks.append(x)
+            found += 1
+    # blocks found to tell those operations apart (and x87's excess precision)
+    for pair in ((0x3FA28F5C, 0x3CCCCCCC), (0x3780AC8F, 0xB77A417F), (0x9740F98C, 0x16C70D80)):
+        blocks.append(torch.cat([floats_of(list(pair)), torch.zeros(30, dtype=torch.float32)]))
     return [q8_0_reference(b) for b in blocks]
 
 
@@ -189,8 +219,10 @@ test/test_formats.cpp. `formats.json`, every number the hex string of its bits:
   even at 1.0, bfloat16's tie to infinity, float subnormals, infinities, zeros), random bit
   patterns over every exponent, patterns around binary16's range, and patterns whose dropped
   bits are exactly a tie. No NaN (PyTorch's scalar and vector paths differ there).
-- `q8_0`: %(nq)d blocks `{x: 32 float32, d: binary16 scale, qs: 32 quants, y: 32 dequantized
-  float32}` as ggml's `quantize_row_q8_0_ref` makes them (float32 amax / 127, 1 / d, x * id,
+- `q8_0`: %(nq)d blocks (N(0, 0.02), U(-1, 1), exact halves, zeros, one value, tiny and
+  huge scales, half-grid blocks whose products land within an ulp of a half, and three blocks
+  that separate ggml's operations from near-equivalents) `{x: 32 float32, d: binary16 scale,
+  qs: 32 quants, y: 32 dequantized float32}` as ggml's `quantize_row_q8_0_ref` makes them (float32 amax / 127, 1 / d, x * id,
   C's roundf; d stored as `d.half()`) and `dequantize_row_q8_0` reads them
   (`float(q) * float(d)`), computed with PyTorch float32 operations.
 """

@@ -47,9 +47,10 @@ constexpr float bf16_to_f32(std::uint16_t b) noexcept {
 /// The IEEE 754 binary16 nearest to `x`, ties to even (IEEE 754's default
 /// rounding, as PyTorch's `.half()`, x86's VCVTPS2PH with imm 0, Arm's FCVT):
 /// magnitudes from 65520 up (and infinities) give an infinity of x's sign;
-/// below 2^-14 a subnormal binary16 (multiples of 2^-24), below 2^-25 a zero
-/// of x's sign (2^-25 itself ties to that zero). A NaN gives a quiet NaN of
-/// x's sign with the top 9 bits of its payload (as VCVTPS2PH and FCVT do).
+/// below 2^-14 - 2^-25 a subnormal binary16 (multiples of 2^-24), from 2^-25
+/// down a zero of x's sign (2^-25 itself ties to that zero). A NaN gives a
+/// NaN of x's sign with the quiet bit set and the 9 payload bits below it
+/// taken from the top of x's (as VCVTPS2PH and FCVT do).
 constexpr std::uint16_t f32_to_f16(float x) noexcept {
   const std::uint32_t bits = std::bit_cast<std::uint32_t>(x);
   const auto sign = static_cast<std::uint16_t>((bits >> 16) & 0x8000u);
@@ -80,8 +81,9 @@ constexpr std::uint16_t f32_to_f16(float x) noexcept {
 /// The bfloat16 nearest to `x`, ties to even (as PyTorch's
 /// `.to(torch.bfloat16)` and ggml's GGML_FP32_TO_BF16): finite values whose
 /// rounding overflows give an infinity of x's sign; subnormals round like
-/// any other value (no flush). A NaN gives a quiet NaN of x's sign with the
-/// top 7 bits of its payload (as ggml and AVX512-BF16's VCVTNEPS2BF16 do).
+/// any other value (no flush, unlike AVX512-BF16's VCVTNEPS2BF16). A NaN
+/// gives a NaN of x's sign with the quiet bit set and the 6 payload bits
+/// below it taken from the top of x's (as ggml does).
 constexpr std::uint16_t f32_to_bf16(float x) noexcept {
   const std::uint32_t bits = std::bit_cast<std::uint32_t>(x);
   if ((bits & 0x7FFFFFFFu) > 0x7F800000u) return static_cast<std::uint16_t>((bits >> 16) | 0x40u);
