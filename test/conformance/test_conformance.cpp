@@ -77,6 +77,15 @@
 //    weights (double, test_variants.cpp's own small case) -> test_variants.cpp
 //    (check_extras, check_cross, "constant evaluation gives the run-time
 //    weights").
+// 11 "score policies ..." -> the score-policy hooks of the six head kernels
+//    (include/mha/detail/kernels/score_policy.hpp: the logit step and the
+//    sink): a policy that is not plain but computes the plain causal softmax
+//    (identity logit, sink -inf) gives causal_scores' bits on every kernel,
+//    and a policy with a head-, query- and key-dependent logit and a sink
+//    gives the same bits on simple (vector and scalar mirror), blocked,
+//    token-major (attention_head, or attention_head_scalar without vector
+//    registers) and pairs kernels, the decode row within 2e-6 -> (new with
+//    the hooks; no variant uses them yet).
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -708,5 +717,189 @@ TEST_CASE("cross-attention and padded batches equal mha::dynamic, weights includ
     const auto at_run_time = mha_test::padded_weights_case(C{});
     REQUIRE(mha_test::same_bits(at_compile_time, at_run_time));
     REQUIRE(at_run_time.data()[0] == 1.0);
+  }
+}
+
+namespace {
+
+// Score policies that are not plain and have a sink, for test case 11: the
+// hooks of every head kernel (include/mha/detail/kernels/score_policy.hpp).
+// Causal spans, as the token-major kernels require.
+struct causal_span {
+  static constexpr bool causal = true;
+  constexpr mha::detail::key_span span(std::size_t p) const noexcept { return {0, p + 1}; }
+};
+// The plain causal softmax in disguise: the logit step returns its argument
+// and the sink logit is -inf (weight exactly 0, a denominator term of +0), so
+// every kernel must give causal_scores' bits.
+struct identity_scores : causal_span {
+  static constexpr bool plain = false;
+  static constexpr bool has_sink = true;
+  static constexpr identity_scores over(std::size_t) noexcept { return {}; }
+  constexpr float logit(float x, std::size_t, std::size_t, std::size_t) const noexcept { return x; }
+  constexpr float sink_logit(std::size_t) const noexcept {
+    return -std::numeric_limits<float>::infinity();
+  }
+};
+// A logit that depends on the head, the query and the key (each product exact,
+// so no contraction can change a bit) and a sink per head: the kernels must
+// agree with one another.
+struct shifted_scores : causal_span {
+  static constexpr bool plain = false;
+  static constexpr bool has_sink = true;
+  static constexpr shifted_scores over(std::size_t) noexcept { return {}; }
+  constexpr float logit(float x, std::size_t head, std::size_t i, std::size_t j) const noexcept {
+    return x * 0.5f - 0.125f * static_cast<float>((head + 1) * (i - j));
+  }
+  constexpr float sink_logit(std::size_t head) const noexcept {
+    return 0.25f * static_cast<float>(head) - 0.5f;
+  }
+};
+static_assert(mha::detail::score_policy<identity_scores> &&
+              mha::detail::score_policy<shifted_scores>);
+
+// Batch x NumHeads heads of N tokens, head_dim D (the shape of the pairs
+// kernel: D <= 2, N <= 8, 4 pairs), their row-major operands and the outputs
+// of each kernel for one policy.
+constexpr std::size_t pol_b = 2, pol_h = 2, pol_n = 7, pol_d = 2;
+struct policy_heads {
+  std::array<float, pol_b * pol_h * pol_n * pol_d> q{}, k{}, v{};  // [b][h][n][d]
+  std::size_t at(std::size_t b, std::size_t h) const { return (b * pol_h + h) * pol_n * pol_d; }
+};
+
+// Every kernel's [b][h][n][d] context for one policy (decode: the last query
+// of each head only, rows 0..n-2 left 0).
+struct kernel_outputs {
+  std::array<float, pol_b * pol_h * pol_n * pol_d> simple{}, mirror{}, blocked{}, decode{},
+      token_major{}, pairs{};
+};
+
+template <class P>
+kernel_outputs run_kernels(const policy_heads& in) {
+  namespace md = mha::detail;
+  using T = float;
+  constexpr auto hd = md::size_c<pol_d>{};
+  const T divisor = std::sqrt(static_cast<T>(pol_d));
+  kernel_outputs out;
+  const P policy{};
+  const md::dropout_state<T> no_dropout{};
+  constexpr std::size_t ld_scores = 16;
+  std::array<T, md::gemm::mr * ld_scores> scores{};
+  constexpr std::size_t W = tmj::width<T, pol_n>;
+  constexpr std::size_t np = tmj::round_up<pol_n, W>;
+  for (std::size_t b = 0; b < pol_b; ++b)
+    for (std::size_t h = 0; h < pol_h; ++h) {
+      const std::size_t at = in.at(b, h);
+      std::array<T, pol_d * np> kt{}, qt{}, vt{}, ct{};  // [d][np]
+      for (std::size_t j = 0; j < pol_n; ++j)
+        for (std::size_t d = 0; d < pol_d; ++d) {
+          kt[d * np + j] = in.k[at + j * pol_d + d];
+          qt[d * np + j] = in.q[at + j * pol_d + d];
+          vt[d * np + j] = in.v[at + j * pol_d + d];
+        }
+      const auto op = [&](std::array<T, pol_b * pol_h * pol_n * pol_d>& o) {
+        return md::head_operands<T>{in.q.data() + at, pol_d, kt.data(), np, in.v.data() + at,
+                                    pol_d, o.data() + at, pol_d};
+      };
+      md::attention_head_simple<false>(op(out.simple), pol_n, 0, hd, divisor, no_dropout, b, h,
+                                       scores.data(), policy);
+      md::attention_head_simple<true>(op(out.mirror), pol_n, 0, hd, divisor, no_dropout, b, h,
+                                      scores.data(), policy);
+      md::attention_head_blocked(op(out.blocked), pol_n, 0, hd, divisor, no_dropout, b, h,
+                                 scores.data(), ld_scores, policy);
+      auto last = op(out.decode);
+      last.q += (pol_n - 1) * pol_d;
+      last.out += (pol_n - 1) * pol_d;
+      md::attention_head_decode(last, pol_n - 1, hd, divisor, scores.data(), policy, h);
+      if constexpr (md::simd::hardware_vectors) {
+        tmj::vec<T, W> s[np];
+        tmj::attention_head<T, W, pol_d>(qt.data(), kt.data(), vt.data(), ct.data(), divisor, s,
+                                         md::size_c<pol_n>{}, md::size_c<np>{}, policy, h);
+      } else {
+        T s[np];
+        tmj::attention_head_scalar<T, pol_d>(qt.data(), kt.data(), vt.data(), ct.data(), divisor,
+                                             s, md::size_c<pol_n>{}, md::size_c<np>{}, policy,
+                                             h);
+      }
+      for (std::size_t i = 0; i < pol_n; ++i)
+        for (std::size_t d = 0; d < pol_d; ++d)
+          out.token_major[at + i * pol_d + d] = ct[d * np + i];
+    }
+  if constexpr (md::simd::hardware_vectors) {
+    // pair p = h * Batch + b; Q^T etc. [h * d][b * np + t]
+    constexpr std::size_t cols = pol_b * np;
+    std::array<T, pol_h * pol_d * cols> qt{}, kt{}, vt{}, ct{};
+    for (std::size_t b = 0; b < pol_b; ++b)
+      for (std::size_t h = 0; h < pol_h; ++h)
+        for (std::size_t t = 0; t < pol_n; ++t)
+          for (std::size_t d = 0; d < pol_d; ++d) {
+            const std::size_t e = in.at(b, h) + t * pol_d + d;
+            const std::size_t f = (h * pol_d + d) * cols + b * np + t;
+            qt[f] = in.q[e];
+            kt[f] = in.k[e];
+            vt[f] = in.v[e];
+          }
+    tmj::attention_pairs<T, pol_d, pol_n, pol_b, pol_h, 1, np>(qt.data(), kt.data(), vt.data(),
+                                                               ct.data(), divisor, policy);
+    for (std::size_t b = 0; b < pol_b; ++b)
+      for (std::size_t h = 0; h < pol_h; ++h)
+        for (std::size_t t = 0; t < pol_n; ++t)
+          for (std::size_t d = 0; d < pol_d; ++d)
+            out.pairs[in.at(b, h) + t * pol_d + d] = ct[(h * pol_d + d) * cols + b * np + t];
+  } else {
+    out.pairs = out.simple;  // (no pairs kernel on this target)
+  }
+  return out;
+}
+
+// Each decode row (the last query of each head) within 2e-6 relative of the
+// simple kernel's, as test case 8 compares decode steps.
+bool decode_rows_close(const kernel_outputs& o) {
+  for (std::size_t b = 0; b < pol_b; ++b)
+    for (std::size_t h = 0; h < pol_h; ++h)
+      for (std::size_t d = 0; d < pol_d; ++d) {
+        const std::size_t e = ((b * pol_h + h) * pol_n + pol_n - 1) * pol_d + d;
+        if (std::fabs(o.decode[e] - o.simple[e]) > 2e-6f * std::max(1.0f, std::fabs(o.simple[e])))
+          return false;
+      }
+  return true;
+}
+
+}  // namespace
+
+// 11: the score-policy hooks (logit step, sink) of the six head kernels.
+TEST_CASE("score policies: every head kernel takes the logit and sink steps alike",
+          "[conformance][score_policy]") {
+  std::mt19937 rng(71);
+  std::uniform_real_distribution<float> u(-2.0f, 2.0f);
+  policy_heads in;
+  for (auto* a : {&in.q, &in.k, &in.v})
+    for (float& e : *a) e = u(rng);
+  const auto plain = run_kernels<mha::detail::causal_scores>(in);
+  const auto disguised = run_kernels<identity_scores>(in);
+  const auto shifted = run_kernels<shifted_scores>(in);
+  for (const auto* o : {&plain.simple, &disguised.simple, &shifted.simple})
+    REQUIRE(mha_test::all_finite(o->data(), o->size()));
+  SECTION("a plain policy in disguise gives causal_scores' bits on every kernel") {
+    const std::size_t n = plain.simple.size();
+    REQUIRE(mha_test::same_bits(disguised.simple.data(), plain.simple.data(), n));
+    REQUIRE(mha_test::same_bits(disguised.mirror.data(), plain.mirror.data(), n));
+    REQUIRE(mha_test::same_bits(disguised.blocked.data(), plain.blocked.data(), n));
+    REQUIRE(mha_test::same_bits(disguised.decode.data(), plain.decode.data(), n));
+    REQUIRE(mha_test::same_bits(disguised.token_major.data(), plain.token_major.data(), n));
+    REQUIRE(mha_test::same_bits(disguised.pairs.data(), plain.pairs.data(), n));
+  }
+  SECTION("logit and sink steps: the kernels agree bit for bit (decode to rounding)") {
+    for (const auto* o : {&plain, &shifted}) {
+      const std::size_t n = o->simple.size();
+      REQUIRE(mha_test::same_bits(o->mirror.data(), o->simple.data(), n));
+      REQUIRE(mha_test::same_bits(o->blocked.data(), o->simple.data(), n));
+      REQUIRE(mha_test::same_bits(o->token_major.data(), o->simple.data(), n));
+      REQUIRE(mha_test::same_bits(o->pairs.data(), o->simple.data(), n));
+    }
+    REQUIRE(decode_rows_close(plain));
+    REQUIRE(decode_rows_close(shifted));
+    // the steps change the result (the hooks are called)
+    REQUIRE(!mha_test::same_bits(shifted.simple.data(), plain.simple.data(), plain.simple.size()));
   }
 }

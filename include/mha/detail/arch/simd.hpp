@@ -50,7 +50,7 @@ inline constexpr std::size_t vector_bytes = 16;
 /// -funsafe-math-optimizations): there GCC lowers every float vector
 /// operation to one scalar operation per lane, through the stack, and the
 /// kernels take their scalar forms instead (token_major::project and
-/// attention_head_scalar, gemm::micro_scalar, softmax_causal_row's scalar
+/// attention_head_scalar, gemm::micro_scalar, softmax_row's scalar
 /// mirror), which compute the same bits.
 #if defined(__SSE2__) || defined(__aarch64__) || \
     (defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 2))

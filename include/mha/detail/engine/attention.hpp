@@ -4,10 +4,11 @@
 //   for each group g of heads:   Q_g = x W_query_g^T (+ b),  K_g, V_g likewise
 //                                 (K stored transposed, at the store's positions)
 //   with RoPE:                    Q, K rotated by position (detail/kernels/rope.hpp)
-//   for each head h:              C_h = causal softmax(Q_h K_g^T / sqrt(head_dim)) V_g
+//   for each head h:              C_h = softmax(Q_h K_g^T / sqrt(head_dim)) V_g
 //                                 g = h / (num_heads / num_kv_heads), its key/value head
-//                                 (queries at positions offset.., keys 0..position;
-//                                 every key when the spec is not causal)
+//                                 (queries at positions offset.., the keys of the
+//                                 spec's score policy: 0..position when causal,
+//                                 every key otherwise; kernels/score_policy.hpp)
 //   out = C out_proj^T + b        (or out = C when the module has no out_proj)
 //
 // A module describes itself by an attention_spec: its sizes (each a size_c or
@@ -51,6 +52,7 @@
 #include <mha/detail/kernels/gemv.hpp>
 #include <mha/detail/kernels/kernels.hpp>
 #include <mha/detail/kernels/rope.hpp>
+#include <mha/detail/kernels/score_policy.hpp>
 #include <mha/detail/kernels/sizes.hpp>
 #include <mha/detail/arch/subnormals.hpp>
 #include <mha/detail/kernels/token_major.hpp>
@@ -92,14 +94,18 @@ struct no_out_proj {};
 /// fold, a std::size_t otherwise). Query head h reads key/value head h /
 /// (NumHeads / KvHeads) (grouped-query attention; KvHeads == NumHeads: every
 /// head its own). `rope`: rope_tables (queries and keys rotated by position,
-/// detail/kernels/rope.hpp) or no_rope_tables.
+/// detail/kernels/rope.hpp) or no_rope_tables. Scores: the score policy
+/// (kernels/score_policy.hpp) whose Scores::over(keys) every head kernel of a
+/// call takes: causal_scores (the default) or all_keys_scores
+/// (mha::attention_mask::none: no KV-cache forward, no token-major path).
 template <class T, class DIn, class HeadDim, class NumHeads, class Groups, class GroupFn,
-          class OutProj, class KvHeads = NumHeads, class Rope = no_rope_tables, bool Causal = true>
+          class OutProj, class KvHeads = NumHeads, class Rope = no_rope_tables,
+          score_policy Scores = causal_scores>
 struct attention_spec {
   using value_type = T;
-  /// Causal (the query at position p attends to keys 0..p) or every key
-  /// (mha::attention_mask::none: no KV-cache forward, no token-major path).
-  static constexpr bool causal = Causal;
+  using scores = Scores;
+  /// Causal (the query at position p attends to keys 0..p) or not (every key).
+  static constexpr bool causal = Scores::causal;
   DIn d_in;
   HeadDim head_dim;
   NumHeads num_heads;
@@ -121,17 +127,19 @@ struct attention_spec {
   constexpr auto heads_per_kv() const noexcept { return size_div(num_heads, num_kv_heads); }
 };
 
+/// The spec of a module whose mask is the flag Causal (its score policy
+/// scores_of_mask<Causal>: causal_scores or all_keys_scores).
 template <class T, bool Causal = true, class DIn, class HeadDim, class NumHeads, class Groups,
           class GroupFn, class OutProj>
 constexpr auto make_spec(DIn d_in, HeadDim head_dim, NumHeads num_heads, Groups groups,
                          GroupFn group, OutProj out_proj, T divisor) noexcept {
   return attention_spec<T, DIn, HeadDim, NumHeads, Groups, GroupFn, OutProj, NumHeads,
-                        no_rope_tables, Causal>{
+                        no_rope_tables, scores_of_mask<Causal>>{
       d_in, head_dim, num_heads, groups, group, out_proj, divisor, num_heads, no_rope_tables{}};
 }
 /// A grouped-query spec: one group holding every head (group(0)'s key and
 /// value weights are [num_kv_heads * head_dim][d_in]), num_kv_heads key/value
-/// heads, the rope tables or none.
+/// heads, the rope tables or none; the score policy as make_spec's.
 template <class T, bool Causal = true, class DIn, class HeadDim, class NumHeads, class KvHeads,
           class GroupFn, class OutProj, class Rope>
 constexpr auto make_grouped_spec(DIn d_in, HeadDim head_dim, NumHeads num_heads,
@@ -146,7 +154,7 @@ constexpr auto make_grouped_spec(DIn d_in, HeadDim head_dim, NumHeads num_heads,
   using Groups = std::remove_cv_t<decltype(one)>;
   static_assert(is_size_c<NumHeads> == is_size_c<Groups>);  // (a size_c with compile-time heads)
   return attention_spec<T, DIn, HeadDim, NumHeads, Groups, GroupFn, OutProj, KvHeads, Rope,
-                        Causal>{
+                        scores_of_mask<Causal>>{
       d_in, head_dim, num_heads, one, group, out_proj, divisor, num_kv_heads, rope};
 }
 
@@ -236,7 +244,8 @@ constexpr void sequence_forward(const Spec& s, const typename Spec::value_type* 
     else
       return source;
   }();
-  const key_range range{Spec::causal, offset + static_cast<std::size_t>(src.rows)};
+  // the score policy: the cached keys and the new ones (self), or the other input's
+  const auto policy = Spec::scores::over(offset + static_cast<std::size_t>(src.rows));
   const auto width = s.width();
   const auto gw = s.group_width();
   const auto kgw = s.kv_group_width();
@@ -276,10 +285,10 @@ constexpr void sequence_forward(const Spec& s, const typename Spec::value_type* 
     if (simple) {
       attention_head_simple<small_sizes<N, decltype(s.head_dim)>>(op, n, offset, s.head_dim,
                                                                   s.divisor, drop, b, h,
-                                                                  scratch.scores, range, sink);
+                                                                  scratch.scores, policy, sink);
     } else {
       attention_head_blocked(op, n, offset, s.head_dim, s.divisor, drop, b, h, scratch.scores,
-                             scratch.ld_scores, range, sink);
+                             scratch.ld_scores, policy, sink);
     }
   });
   if (weights.average && weights.base != nullptr) {  // the sum over heads / num_heads (mean)
@@ -560,6 +569,7 @@ inline void forward_cached(const Spec& s, const typename Spec::value_type* x, st
   // compiling a second copy of them, which made CI's fuzz and benchmark
   // builds of the dynamic API slower)
   const dropout_state<T> no_dropout{};
+  const auto policy = Spec::scores::over(offset + n);  // the cached keys and the new ones
   for (std::size_t b = 0; b < batch; ++b) {
     T* const ctx = Spec::has_out_proj ? context + b * n * width : out + b * out_batch;
     const T* const kt = store.key_t + b * store.batch_stride;
@@ -571,10 +581,10 @@ inline void forward_cached(const Spec& s, const typename Spec::value_type* x, st
       const head_operands<T> op{query + b * n * width + c, width, kt + ck * store.ldk, store.ldk,
                                 v + kv * store.ldk * s.head_dim, s.head_dim, ctx + c, width};
       if (n == 1)
-        attention_head_decode(op, offset + 1, s.head_dim, s.divisor, scores);
+        attention_head_decode(op, offset, s.head_dim, s.divisor, scores, policy, h);
       else
         attention_head_blocked(op, n, offset, s.head_dim, s.divisor, no_dropout, b, h, scores,
-                               ld_scores);
+                               ld_scores, policy);
     });
   }
   if constexpr (Spec::has_out_proj) {

@@ -1,5 +1,6 @@
 // mha/detail/kernels/kernels.hpp -- the arithmetic of a linear layer and of one
-// attention head (causal or not), written once for both the fixed-size types
+// attention head (its keys and logits given by a score policy,
+// score_policy.hpp), written once for both the fixed-size types
 // (sizes passed as std::integral_constant, so loops have constant trip counts)
 // and mha::dynamic (sizes passed as std::size_t). Same code, same operation
 // order: the two implementations give bit-identical results.
@@ -7,10 +8,12 @@
 // The pieces the orchestration (engine/attention.hpp) puts together:
 //  * projections: project_rows / project_rows_t (simple loops in constant
 //    evaluation and for small constant shapes, gemm.hpp tiles otherwise);
-//  * one attention head of one sequence (causal or not), queries at any
-//    position offset (a KV cache): attention_head_simple (constexpr, one score row at
-//    a time), attention_head_blocked (run time, blocks of gemm::mr queries)
-//    and attention_head_decode (run time, one query over a cache).
+//  * one attention head of one sequence (causal or every key: the score
+//    policy, a template parameter), queries at any position offset (a KV
+//    cache): attention_head_simple (constexpr, one score row at a time),
+//    attention_head_blocked (run time, blocks of gemm::mr queries) and
+//    attention_head_decode (run time, one query over a cache), all three
+//    through softmax_row.
 // The first two perform the same operations in the same order, so every path
 // of a whole-sequence forward gives the same bits at run time (and the
 // token-major formulation of token_major.hpp too); the decode kernel sums in
@@ -24,8 +27,10 @@
 #include <type_traits>
 #include <utility>
 
+#include <mha/config.hpp>
 #include <mha/detail/kernels/dropout.hpp>
 #include <mha/detail/kernels/gemm.hpp>
+#include <mha/detail/kernels/score_policy.hpp>
 #include <mha/detail/arch/math.hpp>
 #include <mha/detail/arch/muladd.hpp>
 #include <mha/detail/arch/simd.hpp>
@@ -222,18 +227,20 @@ MHA_DETAIL_INLINE constexpr U pairwise_lane_sum_live(U (&part)[N]) noexcept {
   }
 }
 
-/// The scalar mirror of softmax_causal_row's float vector code, after the
-/// division by the divisor: s[0:len] holds the divided scores of one row and
-/// row_max their maximum; afterwards s[0:len] holds the attention weights.
+/// The scalar mirror of softmax_row's float vector code, after the logit
+/// step: s[0:len] holds the logits of one row and row_max their maximum
+/// (with the sink's, when Sink); afterwards s[0:len] holds the attention
+/// weights. Sink: `sink` (sink_term's exp(sink logit - row_max)) is added to
+/// the denominator after the lane sums, as the vector code adds it.
 /// simd::exp on a float computes one lane of simd::exp on a vector, and the
 /// sum is built lane by lane (lane l holds the keys j = l (mod L), chunk after
 /// chunk, padding lanes 0), then reduced with the vector code's pairwise tree,
 /// so this gives the vector code's bits. Used by constant evaluation, the
 /// small-shape scalar path and the token-major head of targets without vector
 /// registers (token_major::attention_head_scalar).
-template <class T>
-MHA_DETAIL_INLINE constexpr void softmax_mirror_exp_normalize(T* s, std::size_t len,
-                                                               T row_max) noexcept {
+template <bool Sink = false, class T>
+MHA_DETAIL_INLINE constexpr void softmax_mirror_exp_normalize(T* s, std::size_t len, T row_max,
+                                                               T sink = T(0)) noexcept {
   constexpr std::size_t L = simd::lanes<T>;
   const auto weight = [&](std::size_t j) MHA_DETAIL_LAMBDA_INLINE {
     const T e = static_cast<T>(simd::exp(static_cast<float>(fp::sub(s[j], row_max))));
@@ -252,8 +259,38 @@ MHA_DETAIL_INLINE constexpr void softmax_mirror_exp_normalize(T* s, std::size_t 
       lane[l] = fp::add(lane[l], weight(j0 + l));
     }
   }
-  const T sum = pairwise_lane_sum(lane);
+  T sum = pairwise_lane_sum(lane);
+  if constexpr (Sink) sum = fp::add(sum, sink);
   for (std::size_t j = 0; j < len; ++j) s[j] = fp::div(s[j], sum);
+}
+
+/// Step (c) of a policy with a sink (score_policy.hpp): the sink's term of
+/// the softmax denominator, exp(sink - row_max) with the exponential of the
+/// row's other terms (simd::exp's lane for float, detail::exp for double).
+template <class T>
+MHA_DETAIL_INLINE constexpr T sink_term(T sink, T row_max) noexcept {
+  if constexpr (std::is_same_v<T, float>)
+    return simd::exp(fp::sub(sink, row_max));
+  else
+    return detail::exp(sink - row_max);
+}
+
+/// softmax_mirror_exp_normalize after step (c) of the score policy: with a
+/// sink (Policy::has_sink) its logit joins row_max (the maximum of s[0:len])
+/// and its sink_term the denominator; without, the call itself.
+template <class T, score_policy Policy>
+MHA_DETAIL_INLINE constexpr void softmax_mirror_finish(T* s, std::size_t len, T row_max,
+                                                       const Policy& policy,
+                                                       std::size_t head) noexcept {
+  if constexpr (Policy::has_sink) {
+    const T sink = static_cast<T>(policy.sink_logit(head));
+    row_max = sink > row_max ? sink : row_max;
+    softmax_mirror_exp_normalize<true>(s, len, row_max, sink_term(sink, row_max));
+  } else {
+    static_cast<void>(policy);
+    static_cast<void>(head);
+    softmax_mirror_exp_normalize(s, len, row_max);
+  }
 }
 
 /// Dropout of the weights s[0:len] of row i (batch b, head `head`): each kept
@@ -269,23 +306,39 @@ MHA_DETAIL_INLINE constexpr void apply_dropout(T* s, std::size_t len, const Drop
         s[j] = drop.keep(b, head, i, j) ? fp::mul(s[j], drop.scale) : T(0);
 }
 
-/// Softmax of one causal row in place, fast path: s[0:len] holds the raw
-/// scores q_i . k_j of keys j <= i; afterwards it holds the attention weights
-/// (dropout applied when active) and s[len:width] holds zeros (the masked
-/// keys of the row's block, which then add nothing to the value product).
-/// Same steps as causal_attention_head: divide by `divisor`, subtract the row
-/// maximum, exponentiate, divide by the sum. For float the exponential is
-/// simd::exp and the sum is taken lane-wise then across lanes, in a fixed order.
-/// Scalar: use the scalar mirror of the vector code at run time too (small
-/// shapes); targets without vector registers (simd::hardware_vectors false)
-/// always use it, as the vector code would be lowered lane by lane there.
-/// Drop: dropout_state<T>, or no_dropout_state<T> (no dropout code at all).
-template <class T, bool Scalar = false, class Drop = dropout_state<T>>
-constexpr void softmax_causal_row(T* s, std::size_t len, std::size_t width, T divisor,
-                                  const Drop& drop, std::size_t b, std::size_t head,
-                                  std::size_t i) noexcept {
+/// Softmax of the score row of the query at position i in place, fast path:
+/// s[0:len] holds the raw scores q_i . k_j of the keys j < len =
+/// policy.span(i).last; afterwards it holds the attention weights (dropout
+/// applied when active) and s[len:width] holds zeros (the masked keys of the
+/// row's block, which then add nothing to the value product). The steps: the
+/// logits (divide by `divisor`; then, for a policy that is not plain, its
+/// logit step, score_policy.hpp (b)), subtract the row maximum (with the
+/// policy's sink logit, (c)), exponentiate, divide by the sum (plus the
+/// sink's term, (c)). For float the exponential is simd::exp and the sum is
+/// taken lane-wise then across lanes, in a fixed order. Scalar: use the
+/// scalar mirror of the vector code at run time too (small shapes); targets
+/// without vector registers (simd::hardware_vectors false) always use it, as
+/// the vector code would be lowered lane by lane there. Drop:
+/// dropout_state<T>, or no_dropout_state<T> (no dropout code at all). Policy:
+/// the score policy (causal_scores and all_keys_scores are plain and have no
+/// sink: none of their steps compiles any code here).
+template <class T, bool Scalar = false, class Drop = dropout_state<T>,
+          score_policy Policy = causal_scores>
+constexpr void softmax_row(T* s, std::size_t len, std::size_t width, T divisor, const Drop& drop,
+                           std::size_t b, std::size_t head, std::size_t i,
+                           const Policy& policy = {}) noexcept {
   T row_max = -std::numeric_limits<T>::infinity();
   T sum = T(0);
+  if constexpr (!Policy::plain) {
+    // (b) the logit step, element by element (the same scalar calls on every
+    // path); the row then holds logits, which the code below divides by 1
+    // (x / 1 == x)
+    for (std::size_t j = 0; j < len; ++j)
+      s[j] = static_cast<T>(policy.logit(fp::div(s[j], divisor), head, i, j));
+    divisor = T(1);
+  }
+  [[maybe_unused]] T sink = T(0);  // (c) the sink logit
+  if constexpr (Policy::has_sink) sink = static_cast<T>(policy.sink_logit(head));
   if ((Scalar || !simd::hardware_vectors || std::is_constant_evaluated()) &&
       std::is_same_v<T, float>) {
     // Scalar mirror of the vector code below (softmax_mirror_exp_normalize).
@@ -294,7 +347,7 @@ constexpr void softmax_causal_row(T* s, std::size_t len, std::size_t width, T di
       s[j] = fp::div(s[j], divisor);
       row_max = s[j] > row_max ? s[j] : row_max;
     }
-    softmax_mirror_exp_normalize(s, len, row_max);
+    softmax_mirror_finish(s, len, row_max, policy, head);
   } else if constexpr (std::is_same_v<T, float>) {
     // whole vectors, then one partly loaded vector for the last len % L keys
     using V = simd::vec<T>;
@@ -305,8 +358,10 @@ constexpr void softmax_causal_row(T* s, std::size_t len, std::size_t width, T di
       V v = simd::load_partial(s, len, row_max);  // padding: -inf
       simd::divide_in_place(v, simd::broadcast(divisor));
       row_max = simd::reduce_max<T>(v);
+      if constexpr (Policy::has_sink) row_max = sink > row_max ? sink : row_max;
       const V e = simd::keep_first<T>(simd::exp(v - row_max), len);
       sum = simd::reduce_sum<T>(e);
+      if constexpr (Policy::has_sink) sum = fp::add(sum, sink_term(sink, row_max));
       V w = e;
       simd::divide_in_place(w, simd::broadcast(sum));
       simd::store_partial(s, w, len);
@@ -330,6 +385,7 @@ constexpr void softmax_causal_row(T* s, std::size_t len, std::size_t width, T di
       vmax = simd::max<T>(vmax, v);
     }
     row_max = simd::reduce_max<T>(vmax);
+    if constexpr (Policy::has_sink) row_max = sink > row_max ? sink : row_max;
     V vsum{};
     for (std::size_t j = 0; j < full; j += L) {
       const V e = simd::exp(simd::load(s + j) - row_max);
@@ -342,6 +398,7 @@ constexpr void softmax_causal_row(T* s, std::size_t len, std::size_t width, T di
       vsum += e;
     }
     sum = simd::reduce_sum<T>(vsum);
+    if constexpr (Policy::has_sink) sum = fp::add(sum, sink_term(sink, row_max));
     // (divide_in_place: lane by lane without a stack copy where there is no
     // vector division, MVE)
     const V vs = simd::broadcast(sum);
@@ -360,11 +417,13 @@ constexpr void softmax_causal_row(T* s, std::size_t len, std::size_t width, T di
       s[j] = s[j] / divisor;
       row_max = s[j] > row_max ? s[j] : row_max;
     }
+    if constexpr (Policy::has_sink) row_max = sink > row_max ? sink : row_max;
     for (std::size_t j = 0; j < len; ++j) {
       const T e = detail::exp(s[j] - row_max);
       s[j] = e;
       sum += e;
     }
+    if constexpr (Policy::has_sink) sum += sink_term(sink, row_max);
     for (std::size_t j = 0; j < len; ++j) s[j] = s[j] / sum;
   }
   apply_dropout(s, len, drop, b, head, i);
@@ -410,55 +469,47 @@ struct weights_sink {
   }
 };
 
-/// Which keys the queries of one head call attend to: `keys` keys exist
-/// (offset + n in self-attention: the cached ones and the new ones; the
-/// other input's token count in cross-attention); causal: the query at
-/// position p only keys 0..p.
-struct key_range {
-  bool causal = true;
-  std::size_t keys = 0;
-  /// Keys of the query at position p.
-  constexpr std::size_t of(std::size_t p) const noexcept { return causal ? p + 1 : keys; }
-};
-
 /// One attention head of one sequence (book section 3.5, PyTorch scaled
 /// dot-product attention), queries at positions offset..offset+n-1 (a
-/// KV-cache step when offset > 0), causal (is_causal=True) unless `range` is
-/// not (key_range; the default: causal over offset + n keys):
+/// KV-cache step when offset > 0), the keys of each and its logits given by
+/// the score policy (score_policy.hpp; the default causal_scores:
+/// is_causal=True over keys 0..p):
 ///
 ///   out[i] = sum_{j < keys(i)} w[i][j] * v[j],
 ///   w[i][:] = dropout(softmax_j(q[i] . k[j] / sqrt(head_dim)))
-///   keys(i) = offset+i+1 when causal, range.keys (every key) otherwise
+///   keys(i) = policy.span(offset + i).last (offset+i+1 for causal_scores,
+///             every key for all_keys_scores)
 ///
 /// This is the simple (constexpr) formulation, one score row at a time. Keys
-/// after the query are the masked -inf positions: they get weight exactly 0
+/// after keys(i) are the masked -inf positions: they get weight exactly 0
 /// and are skipped. It performs the same operations in the same order as
 /// attention_head_blocked, so the two give identical results (also between
 /// constant evaluation and run time): the dot products run over d from 0, the
-/// softmax is softmax_causal_row (the scalar mirror of its vector code when
+/// softmax is softmax_row (the scalar mirror of its vector code when
 /// `Scalar`), the context sums run over j from 0. `scores`: scratch for
-/// offset + n elements. `b` and `head` select the dropout stream; the
-/// query's position is its row index i of the dropout stream. `divisor` is
+/// keys(offset + n - 1) elements. `b` and `head` select the dropout stream;
+/// the query's position is its row index i of the dropout stream. `divisor` is
 /// sqrt(head_dim) as a T, divided (not multiplied by its inverse) as in the
 /// book's `attn_scores / keys.shape[-1]**0.5`. `weights`: where the rows'
 /// attention weights go (weights_sink; none by default).
-template <bool Scalar, class T, class HeadDim, class Drop>
+template <bool Scalar, class T, class HeadDim, class Drop, score_policy Policy = causal_scores>
 constexpr void attention_head_simple(const head_operands<T>& h, std::size_t n, std::size_t offset,
                                      HeadDim head_dim, T divisor, const Drop& drop,
                                      std::size_t b, std::size_t head, T* scores,
-                                     key_range range = {},
+                                     const Policy& policy = {},
                                      const weights_sink<T>& weights = {}) noexcept {
-  if (range.keys == 0) range.keys = offset + n;
   for (std::size_t i = 0; i < n; ++i) {
     const std::size_t p = offset + i;  // the query's position
-    const std::size_t keys = range.of(p);  // keys it attends to
+    const key_span span = policy.span(p);  // (a) the keys it attends to
+    MHA_ASSERT(span.first == 0);
+    const std::size_t keys = span.last;
     const T* qi = h.q + i * h.ldq;
     for (std::size_t j = 0; j < keys; ++j) {
       T dot = T(0);
       for (std::size_t d = 0; d < head_dim; ++d) dot = muladd(dot, qi[d], h.kt[d * h.ldk + j]);
       scores[j] = dot;
     }
-    softmax_causal_row<T, Scalar>(scores, keys, keys, divisor, drop, b, head, p);
+    softmax_row<T, Scalar>(scores, keys, keys, divisor, drop, b, head, p, policy);
     weights.put(i, scores, keys);
     T* oi = h.out + i * h.ldo;
     for (std::size_t d = 0; d < head_dim; ++d) oi[d] = T(0);
@@ -471,39 +522,42 @@ constexpr void attention_head_simple(const head_operands<T>& h, std::size_t n, s
 }
 
 /// One attention head of one sequence, run-time fast path (same operands,
-/// key range and result as attention_head_simple, bit for bit):
+/// score policy and result as attention_head_simple, bit for bit):
 ///
-///   for each block of gemm::mr queries i0..i0+R-1 (causal: keys
-///   0..offset+i0+R-1 only, the fully masked keys to the right are never
-///   computed; not causal: every key):
+///   for each block of gemm::mr queries i0..i0+R-1 (the keys of its last
+///   query only, policy.span(offset+i0+R-1).last: with causal_scores the
+///   fully masked keys to the right are never computed; all_keys_scores:
+///   every key):
 ///     S = Q_block K^T                  [R][keys]      (gemm::gemm_ab, along keys)
-///     each row: softmax_causal_row     (masked tail of the block set to 0)
+///     each row: softmax_row            (masked tail of the block set to 0)
 ///     out_block = S V                  [R][head_dim]  (gemm::gemm_ab, along head_dim)
 ///
 /// A decode step (n == 1) reads every cached key and value once, in vectors.
 /// `scores`: scratch for gemm::mr rows of ld_scores >= the key count
 /// (one block of score rows, never N x N). Not constexpr.
-template <class T, class HeadDim, class Drop>
+template <class T, class HeadDim, class Drop, score_policy Policy = causal_scores>
 inline void attention_head_blocked(const head_operands<T>& h, std::size_t n, std::size_t offset,
                                    HeadDim head_dim, T divisor, const Drop& drop,
                                    std::size_t b, std::size_t head, T* scores,
-                                   std::size_t ld_scores, key_range range = {},
+                                   std::size_t ld_scores, const Policy& policy = {},
                                    const weights_sink<T>& weights = {}) noexcept {
   constexpr std::size_t L = simd::lanes<T>;
-  const std::size_t total = range.keys == 0 ? offset + n : range.keys;  // keys that exist
-  const bool causal = range.causal;
+  // keys that exist: those of the last query (spans are nondecreasing)
+  const std::size_t total = policy.span(offset + n - 1).last;
   for (std::size_t i0 = 0; i0 < n; i0 += gemm::mr) {
     const std::size_t rows = n - i0 < gemm::mr ? n - i0 : gemm::mr;
-    const std::size_t keys = causal ? offset + i0 + rows : total;  // the block's keys
+    const key_span block = policy.span(offset + i0 + rows - 1);  // (a) the block's keys
+    MHA_ASSERT(block.first == 0);
+    const std::size_t keys = block.last;
     // score columns rounded up to whole vectors while they stay among the existing keys
     const std::size_t rounded = (keys + L - 1) / L * L;
     const std::size_t cols = rounded < total ? rounded : total;
     gemm::gemm_ab<T>(rows, cols, head_dim, h.q + i0 * h.ldq, h.ldq, h.kt, h.ldk, scores, ld_scores,
                      false);
     for (std::size_t r = 0; r < rows; ++r) {
-      const std::size_t len = causal ? offset + i0 + r + 1 : total;
-      softmax_causal_row<T>(scores + r * ld_scores, len, keys, divisor, drop, b, head,
-                            offset + i0 + r);
+      const std::size_t len = policy.span(offset + i0 + r).last;  // (a) the row's keys
+      softmax_row<T>(scores + r * ld_scores, len, keys, divisor, drop, b, head, offset + i0 + r,
+                     policy);
       weights.put(i0 + r, scores + r * ld_scores, len);
     }
     gemm::gemm_ab<T>(rows, head_dim, keys, scores, ld_scores, h.v, h.ldv, h.out + i0 * h.ldo, h.ldo,
@@ -578,18 +632,23 @@ MHA_DETAIL_INLINE void decode_context_edge(std::size_t vectors, std::size_t tail
   }
 }
 
-/// One causal attention head for one query at position `keys - 1` attending
-/// to keys 0..keys-1 (a KV-cache decode step), operands as head_operands (one
+/// One attention head (index `head`) for one query at position `position`
+/// attending to the keys policy.span(position) (a KV-cache decode step; the
+/// default causal_scores: keys 0..position), operands as head_operands (one
 /// query row). Same result definition as attention_head_blocked, computed for
 /// a single row at the speed of the memory: the scores run along the keys in
 /// chunks of many vectors (one K^T row segment after another, each key's sum
 /// sequential over d as in the blocked kernel), and the context sums the value
 /// rows into partial sums (so a decode row equals the blocked kernel's to
 /// rounding, not bit for bit; the same for the fixed-size and the dynamic
-/// modules). `scores`: scratch for `keys` elements. Not constexpr.
-template <class T, class HeadDim>
-inline void attention_head_decode(const head_operands<T>& h, std::size_t keys, HeadDim head_dim,
-                                  T divisor, T* scores) noexcept {
+/// modules). `scores`: scratch for span.last elements. Not constexpr.
+template <class T, class HeadDim, score_policy Policy = causal_scores>
+inline void attention_head_decode(const head_operands<T>& h, std::size_t position,
+                                  HeadDim head_dim, T divisor, T* scores, const Policy& policy = {},
+                                  std::size_t head = 0) noexcept {
+  const key_span span = policy.span(position);  // (a) the query's keys
+  MHA_ASSERT(span.first == 0);
+  const std::size_t keys = span.last;
   using V = simd::vec<T>;
   constexpr std::size_t L = simd::lanes<T>;
   constexpr std::size_t C = simd::vector_bytes == 64 ? 16 : 8;  // key vectors per chunk
@@ -621,7 +680,7 @@ inline void attention_head_decode(const head_operands<T>& h, std::size_t keys, H
       acc = muladd(acc, h.q[d], simd::load_partial(h.kt + d * h.ldk + full, keys - full));
     simd::store_partial(scores + full, acc, keys - full);
   }
-  softmax_causal_row<T>(scores, keys, keys, divisor, no_dropout_state<T>{}, 0, 0, keys - 1);
+  softmax_row<T>(scores, keys, keys, divisor, no_dropout_state<T>{}, 0, head, position, policy);
   std::size_t d0 = 0;
   for (; d0 + 4 * L <= head_dim; d0 += 4 * L)
     decode_context_tile<T, 4, false>(scores, keys, h.v + d0, h.ldv, h.out + d0, 0);

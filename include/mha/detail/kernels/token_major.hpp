@@ -18,7 +18,7 @@
 //  * projections: sequential sum over the input features from 0, then + bias;
 //  * scores: sequential sum over the head's features, then / sqrt(head_dim);
 //  * softmax: maximum over the unmasked keys, simd::exp of the difference,
-//    the sum in the lane-wise order of softmax_causal_row (keys j = l mod L in
+//    the sum in the lane-wise order of softmax_row (keys j = l mod L in
 //    lane l, chunk after chunk, then the pairwise tree of simd::reduce_sum),
 //    then one division per weight;
 //  * context: sequential sum over the keys from 0 (masked keys add an exact 0);
@@ -50,6 +50,7 @@
 #include <mha/detail/kernels/kernels.hpp>
 #include <mha/detail/arch/muladd.hpp>
 #include <mha/detail/kernels/rope.hpp>
+#include <mha/detail/kernels/score_policy.hpp>
 #include <mha/detail/arch/simd.hpp>
 #include <mha/detail/arch/stack_bound.hpp>
 
@@ -336,9 +337,13 @@ MHA_DETAIL_INLINE V divide_by_score_divisor(V s, T divisor) noexcept {
   }
 }
 
-/// One attention head of one sequence (book section 3.5; PyTorch
-/// scaled_dot_product_attention with is_causal=True), token-major:
-/// c[d][i] = sum_{j <= i} softmax_j(q[.][i] . k[.][j] / divisor) * v[d][j].
+/// One attention head (index `head`) of one sequence (book section 3.5;
+/// PyTorch scaled_dot_product_attention with is_causal=True), token-major:
+/// c[d][i] = sum_{j <= i} softmax_j(q[.][i] . k[.][j] / divisor) * v[d][j],
+/// with the logit and sink steps of the score policy (score_policy.hpp; its
+/// key span must be causal's, Policy::causal: the lane mask below is the
+/// causal one; the steps (b) and (c) compile to nothing for a plain policy
+/// without sink). The query at token i is at position i.
 /// q, k, v, c: the head's first feature row of Q^T, K^T, V^T, C^T at the
 /// sequence's first column; element (d, t) at [d * cols + t], t < padded
 /// tokens (a multiple of W). For each vector of W queries (first ..
@@ -352,9 +357,13 @@ MHA_DETAIL_INLINE V divide_by_score_divisor(V s, T divisor) noexcept {
 /// vectors are unrolled) or std::size_t (one instantiation for every count).
 /// s: scratch for the padded token count of score vectors. One instantiation
 /// serves all heads (not inlined, so code size does not grow with NumHeads).
-template <class T, std::size_t W, std::size_t HeadDim, class Tokens, class Cols>
+/// The policy is passed by value (causal_scores is empty).
+template <class T, std::size_t W, std::size_t HeadDim, class Tokens, class Cols,
+          score_policy Policy = causal_scores>
 [[gnu::noinline]] void attention_head(const T* q, const T* k, const T* v, T* c, T divisor,
-                                      vec<T, W>* s, Tokens tokens, Cols cols) noexcept {
+                                      vec<T, W>* s, Tokens tokens, Cols cols, Policy policy = {},
+                                      std::size_t head = 0) noexcept {
+  static_assert(Policy::causal, "token_major::attention_head: the lane mask is the causal span's");
   using V = vec<T, W>;
   using VI = decltype(V{} < V{});
   constexpr std::size_t jb = W < 8 ? W : 8;         // keys per score block (divides W)
@@ -392,15 +401,25 @@ template <class T, std::size_t W, std::size_t HeadDim, class Tokens, class Cols>
     // (the padding lanes are never stored). On the last query vector of a
     // token count that is not a multiple of jb this saves up to jb - 1 key
     // vectors of exponentials, divisions and context.
-    const std::size_t keys = last;
-    // scale, mask, maximum over the unmasked keys
+    // (a) the keys of the last real query (causal: span(last - 1).last == last;
+    // per lane, key j is masked in the lanes of queries i < j)
+    const std::size_t keys = policy.span(last - 1).last;
+    // scale (and the policy's logit step (b)), mask, maximum over the unmasked keys
     V row_max = V{} - inf;
     for (std::size_t j = 0; j < keys; ++j) {
       s[j] = divide_by_score_divisor<HeadDim>(s[j], divisor);
+      if constexpr (!Policy::plain)
+        for (std::size_t l = 0; l < W; ++l)
+          s[j][l] = static_cast<T>(policy.logit(s[j][l], head, first + l, j));
       const V m = j > first ? (query < static_cast<int>(j) ? V{} - inf : s[j]) : s[j];
       row_max = simd::softmax_max(row_max, m);  // row_max > m ? row_max : m
     }
-    // exponentials and their sum in the lane-wise order of softmax_causal_row:
+    [[maybe_unused]] V sink{};  // (c) the sink logit, in every lane
+    if constexpr (Policy::has_sink) {
+      sink = V{} + static_cast<T>(policy.sink_logit(head));
+      row_max = simd::softmax_max(row_max, sink);
+    }
+    // exponentials and their sum in the lane-wise order of softmax_row:
     // part[l] collects keys j = l (mod L), chunk after chunk, from an exact 0
     V part[L];
 #pragma GCC unroll 16
@@ -417,7 +436,8 @@ template <class T, std::size_t W, std::size_t HeadDim, class Tokens, class Cols>
         part[l] += e;
       }
     }
-    const V sum = pairwise_lane_sum(part);
+    V sum = pairwise_lane_sum(part);
+    if constexpr (Policy::has_sink) sum += simd::exp_of_nonpositive(sink - row_max);
     for (std::size_t j = 0; j < keys; ++j) simd::divide_in_place(s[j], sum);
     // context, db features at a time
     std::size_t d = 0;
@@ -441,18 +461,22 @@ template <class T, std::size_t W, std::size_t HeadDim, class Tokens, class Cols>
 
 /// attention_head for targets without vector registers
 /// (simd::hardware_vectors false; float): each query i < tokens in turn, its
-/// scores over keys 0..i (sums over d from 0), softmax_causal_row's scalar
-/// mirror of the vector softmax, its context sums over j from 0: attention_head_simple's
-/// arithmetic (kernels.hpp) in the token-major layout, so the same bits as
-/// every other path (the vector head's masked keys add exact zeros). s: at
-/// least `tokens` elements of scratch.
-template <class T, std::size_t HeadDim, class Tokens, class Cols>
+/// scores over the keys of its span, policy.span(i) (causal: keys 0..i; sums
+/// over d from 0), softmax_row's scalar mirror of the vector softmax (with
+/// the policy's logit and sink steps), its context sums over j from 0:
+/// attention_head_simple's arithmetic (kernels.hpp) in the token-major
+/// layout, so the same bits as every other path (the vector head's masked
+/// keys add exact zeros). s: at least `tokens` elements of scratch.
+template <class T, std::size_t HeadDim, class Tokens, class Cols,
+          score_policy Policy = causal_scores>
 [[gnu::noinline]] void attention_head_scalar(const T* q, const T* k, const T* v, T* c, T divisor,
-                                             T* s, Tokens tokens, Cols cols) noexcept {
+                                             T* s, Tokens tokens, Cols cols, Policy policy = {},
+                                             std::size_t head = 0) noexcept {
+  static_assert(Policy::causal, "token_major::attention_head_scalar: causal spans only");
   for (std::size_t i = 0; i < tokens; ++i) {
-    const std::size_t keys = i + 1;
-    // softmax_causal_row's scalar mirror (kernels.hpp): scores / divisor,
-    // the row maximum, then softmax_mirror_exp_normalize
+    const std::size_t keys = policy.span(i).last;  // (a) the query's keys
+    // softmax_row's scalar mirror (kernels.hpp): scores / divisor (and the
+    // policy's logit step), the row maximum, then softmax_mirror_finish
     T row_max = -std::numeric_limits<T>::infinity();
     for (std::size_t j = 0; j < keys; ++j) {
       // (the first term is the product itself, not muladd(0, q, k): the same
@@ -461,9 +485,10 @@ template <class T, std::size_t HeadDim, class Tokens, class Cols>
       T dot = q[i] * k[j];
       for (std::size_t d = 1; d < HeadDim; ++d) dot = muladd(dot, q[d * cols + i], k[d * cols + j]);
       s[j] = divide_by_score_divisor<HeadDim>(dot, divisor);
+      if constexpr (!Policy::plain) s[j] = static_cast<T>(policy.logit(s[j], head, i, j));
       row_max = s[j] > row_max ? s[j] : row_max;
     }
-    softmax_mirror_exp_normalize(s, keys, row_max);
+    softmax_mirror_finish(s, keys, row_max, policy, head);
     for (std::size_t d = 0; d < HeadDim; ++d) {
       T acc = T(0);
       for (std::size_t j = 0; j < keys; ++j) acc = muladd(acc, s[j], v[d * cols + j]);
@@ -507,18 +532,22 @@ inline constexpr bool pairs_apply = [] {
 /// h / HeadsPerKv. Each lane computes what attention_head_scalar computes for
 /// its pair, operation for operation (scores summed over d from 0 with
 /// muladd, divided by the divisor; the maximum over j <= i; simd::exp; the
-/// sum in softmax_causal_row's lane order, keys j = l (mod L) then the
+/// sum in softmax_row's lane order, keys j = l (mod L) then the
 /// pairwise tree; one division per weight; the context summed over j <= i
 /// from 0), so the same bits as every other path; the causal mask is the same
-/// in every lane (query i of every pair sees keys 0..i), so no lane is
-/// masked. Stack: where a vector is not one gather (simd::gather_scatter
-/// false) copies of the pairs' queries, keys and values (3 * Tokens * HeadDim
+/// in every lane (query i of every pair sees keys 0..i: the span of a causal
+/// score policy, Policy::causal), so no lane is masked. The policy's logit
+/// and sink steps (score_policy.hpp; nothing for a plain policy without
+/// sink) take each lane's head. Stack: where a vector is not one gather
+/// (simd::gather_scatter false) copies of the pairs' queries, keys and values (3 * Tokens * HeadDim
 /// vectors), one query's weights (Tokens vectors) and its features (HeadDim
 /// vectors): at most 58 vectors of 4 floats, 928 bytes.
 template <class T, std::size_t HeadDim, std::size_t Tokens, std::size_t Batch,
-          std::size_t NumHeads, std::size_t HeadsPerKv, std::size_t Np>
-[[gnu::noinline]] void attention_pairs(const T* qt, const T* kt, const T* vt, T* ct,
-                                       T divisor) noexcept {
+          std::size_t NumHeads, std::size_t HeadsPerKv, std::size_t Np,
+          score_policy Policy = causal_scores>
+[[gnu::noinline]] void attention_pairs(const T* qt, const T* kt, const T* vt, T* ct, T divisor,
+                                       Policy policy = {}) noexcept {
+  static_assert(Policy::causal, "token_major::attention_pairs: causal spans only");
   constexpr std::size_t P = pair_lanes;
   using V = vec<T, P>;
   constexpr std::size_t L = simd::lanes<T>;  // lanes of the general path's softmax sum
@@ -529,12 +558,14 @@ template <class T, std::size_t HeadDim, std::size_t Tokens, std::size_t Batch,
     // at[l] + d * cols + t, of its key / value head at kv_at[l] + d * cols + t
     // (pairs ordered head by head: with head_dim 1 the lanes are Np apart)
     std::size_t at[P], kv_at[P];
+    [[maybe_unused]] std::size_t head[P];  // each lane's head (for the policy's steps)
 #pragma GCC unroll 16
     for (std::size_t l = 0; l < P; ++l) {
       const std::size_t p = p0 + l < pairs ? p0 + l : p0;
       const std::size_t h = p / Batch, b = p % Batch;
       at[l] = h * HeadDim * cols + b * Np;
       kv_at[l] = h / HeadsPerKv * HeadDim * cols + b * Np;
+      if constexpr (!Policy::plain || Policy::has_sink) head[l] = h;
     }
     const simd::offsets4 q_off(at), kv_off(kv_at);
     // where a vector is not one gather (simd::gather_scatter), the queries,
@@ -576,6 +607,7 @@ template <class T, std::size_t HeadDim, std::size_t Tokens, std::size_t Batch,
     // query i of the P pairs; i a size_c: the rows are unrolled, their key
     // counts compile-time constants
     const auto row = [&](auto i) MHA_DETAIL_LAMBDA_INLINE {
+      // (a) causal: the keys 0..i (span(i).last == i + 1, a constant here)
       constexpr std::size_t keys = decltype(i)::value + 1;
       V qi[HeadDim];
 #pragma GCC unroll 4
@@ -587,7 +619,11 @@ template <class T, std::size_t HeadDim, std::size_t Tokens, std::size_t Batch,
         V acc = qi[0] * key(j, 0);
 #pragma GCC unroll 4
         for (std::size_t d = 1; d < HeadDim; ++d) acc = muladd(acc, qi[d], key(j, d));
-        return s[j] = divide_by_score_divisor<HeadDim>(acc, divisor);
+        acc = divide_by_score_divisor<HeadDim>(acc, divisor);
+        if constexpr (!Policy::plain)  // (b) each lane with its head
+          for (std::size_t l = 0; l < P; ++l)
+            acc[l] = static_cast<T>(policy.logit(acc[l], head[l], i, j));
+        return s[j] = acc;
       };
       V row_max;
       if constexpr (simd::compare_float_bits) {
@@ -601,9 +637,14 @@ template <class T, std::size_t HeadDim, std::size_t Tokens, std::size_t Batch,
         row_max = score(0);
         for (std::size_t j = 1; j < keys; ++j) row_max = simd::softmax_max(row_max, score(j));
       }
+      [[maybe_unused]] V sink{};  // (c) each lane's sink logit
+      if constexpr (Policy::has_sink) {
+        for (std::size_t l = 0; l < P; ++l) sink[l] = static_cast<T>(policy.sink_logit(head[l]));
+        row_max = simd::softmax_max(row_max, sink);
+      }
       // exponentials (s - max <= 0 in every lane; a loop of its own, whose
       // constants stay in registers), then their sum in the lane order of
-      // softmax_causal_row
+      // softmax_row
       for (std::size_t j = 0; j < keys; ++j) s[j] = simd::exp_of_nonpositive(s[j] - row_max);
       // (part[l] starts as its first exponential, not +0 + it, and the parts
       // of no key, +0, are not added: the same bits, see pairwise_lane_sum_live)
@@ -613,7 +654,8 @@ template <class T, std::size_t HeadDim, std::size_t Tokens, std::size_t Batch,
       for (std::size_t l = 0; l < live; ++l) part[l] = s[l];
 #pragma GCC unroll 16
       for (std::size_t j = L; j < keys; ++j) part[j % L] += s[j];
-      const V sum = pairwise_lane_sum_live<L, live>(part);
+      V sum = pairwise_lane_sum_live<L, live>(part);
+      if constexpr (Policy::has_sink) sum += simd::exp_of_nonpositive(sink - row_max);
       for (std::size_t j = 0; j < keys; ++j) simd::divide_in_place(s[j], sum);
       // context
 #pragma GCC unroll 4
@@ -690,6 +732,9 @@ inline void forward(const Spec& spec, Batch batch, Tokens tokens, Padded np, con
     }
   }
   constexpr std::size_t NumHeads = decltype(spec.num_heads)::value;
+  // the score policy (attention_spec's: causal here), each sequence's tokens
+  // its keys
+  const auto policy = Spec::scores::over(tokens);
   if constexpr (pairs_apply<HeadDim, NumHeads, Batch, Tokens>) {
     // (its stack within the score vectors' bound: detail/arch/stack_bound.hpp)
     // (the copies of queries, keys and values where there is no gather, one
@@ -698,7 +743,7 @@ inline void forward(const Spec& spec, Batch batch, Tokens tokens, Padded np, con
                    Tokens::value + HeadDim) * sizeof(vec<T, pair_lanes>) <=
                   stack_bound::score_vectors<T, MaxTokens>);
     attention_pairs<T, HeadDim, Tokens::value, Batch::value, NumHeads, HeadsPerKv, Padded::value>(
-        qt, kt, vt, ct, spec.divisor);
+        qt, kt, vt, ct, spec.divisor, policy);
   } else {
     vec<T, W> s[round_up<MaxTokens, W>];
     static_assert(sizeof(s) <= stack_bound::score_vectors<T, MaxTokens>);  // detail/arch/stack_bound.hpp
@@ -710,10 +755,10 @@ inline void forward(const Spec& spec, Batch batch, Tokens tokens, Padded np, con
         const std::size_t kv_at = (h / HeadsPerKv) * HeadDim * cols + b * np;
         if constexpr (simd::hardware_vectors)
           attention_head<T, W, HeadDim>(qt + at, kt + kv_at, vt + kv_at, ct + at, spec.divisor, s,
-                                        tokens, cols);
+                                        tokens, cols, policy, h);
         else
           attention_head_scalar<T, HeadDim>(qt + at, kt + kv_at, vt + kv_at, ct + at, spec.divisor,
-                                            reinterpret_cast<T*>(s), tokens, cols);
+                                            reinterpret_cast<T*>(s), tokens, cols, policy, h);
       });
   }
   const T* result = ct;

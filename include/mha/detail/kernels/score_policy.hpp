@@ -1,0 +1,101 @@
+// mha/detail/kernels/score_policy.hpp -- score policies: which keys a query
+// sees and how a raw score becomes a logit, decided at compile time.
+//
+// Every "one attention head" kernel (kernels.hpp: attention_head_simple,
+// attention_head_blocked, attention_head_decode, through softmax_row;
+// token_major.hpp: attention_head, attention_head_scalar, attention_pairs)
+// takes a policy P as a template parameter and calls it at three named steps:
+//
+//  (a) range:  the keys of the query at position p are span(p) = [first,
+//              last); the kernels visit keys 0..last-1 (first is 0 for every
+//              policy of this header);
+//  (b) logit:  after the division by sqrt(head_dim), only when !P::plain:
+//              logit = P::logit(dot / sqrt(head_dim), head, p, j);
+//  (c) sink:   only when P::has_sink: one more softmax term, the logit
+//              P::sink_logit(head), joins each row's maximum and (after the
+//              lane sums) its denominator, and contributes no value row.
+//
+// Each step is under `if constexpr`, so a plain policy without sink (the two
+// below, which express every mask the library has today) compiles to the
+// code the kernels had before policies: same operations, same bits.
+//
+// The source of the math: the softmax is PyTorch's scaled_dot_product_attention
+// (book section 3.5): w[i][j] = softmax_j(q_i . k_j / sqrt(head_dim)) over the
+// keys j of span(i); a masked key is a -inf logit (weight exactly 0).
+#pragma once
+
+#include <mha/detail/cxx20_check.hpp>
+
+#include <concepts>
+#include <cstddef>
+#include <type_traits>
+
+#include <mha/detail/macros.hpp>
+
+namespace mha::detail {
+MHA_DETAIL_ISA_NAMESPACE {
+
+/// The keys [first, last) one query attends to (key indices, i.e. positions
+/// in the sequence or the KV cache).
+struct key_span {
+  std::size_t first;
+  std::size_t last;
+};
+
+/// A score policy (see the top of this header). Requirements:
+///  * P::causal (bool): span(p).last == p + 1 for every p, the query itself
+///    the last key (the KV-cache forward and the token-major kernels, whose
+///    lane mask is the causal one, need it);
+///  * P::plain (bool): logit == dot / sqrt(head_dim); otherwise P has
+///    `T logit(T scaled, std::size_t head, std::size_t query, std::size_t key)
+///    const` (scalar: the kernels apply it element by element, so every kernel
+///    gets the same bits from it);
+///  * P::has_sink (bool): P has `sink_logit(std::size_t head) const`, a value
+///    convertible to the element type;
+///  * P::over(keys): the policy of a call whose keys 0..keys-1 exist (self-
+///    attention: the cached and the new tokens; cross-attention: the other
+///    input's tokens, or its key length when padded);
+///  * span(p): the key span of the query at position p; span(p).first == 0,
+///    span(p).last <= the existing keys and nondecreasing in p (a block of
+///    queries reads the keys of its last one).
+template <class P>
+concept score_policy = std::copyable<P> && requires(const P& policy, std::size_t n) {
+  { P::causal } -> std::convertible_to<bool>;
+  { P::plain } -> std::convertible_to<bool>;
+  { P::has_sink } -> std::convertible_to<bool>;
+  { P::over(n) } noexcept -> std::same_as<P>;
+  { policy.span(n) } noexcept -> std::same_as<key_span>;
+};
+
+/// Causal attention (PyTorch's is_causal=True, mha::attention_mask::causal):
+/// the query at position p sees keys [0, p + 1). Empty: it needs no key count.
+struct causal_scores {
+  static constexpr bool causal = true;
+  static constexpr bool plain = true;
+  static constexpr bool has_sink = false;
+  static constexpr causal_scores over(std::size_t) noexcept { return {}; }
+  constexpr key_span span(std::size_t p) const noexcept { return {0, p + 1}; }
+};
+
+/// Every existing key (mha::attention_mask::none, cross-attention, and a
+/// padded key input of `keys` real tokens): every query sees keys [0, keys).
+struct all_keys_scores {
+  static constexpr bool causal = false;
+  static constexpr bool plain = true;
+  static constexpr bool has_sink = false;
+  std::size_t keys = 0;  ///< the keys that exist
+  static constexpr all_keys_scores over(std::size_t keys) noexcept { return {keys}; }
+  constexpr key_span span(std::size_t) const noexcept { return {0, keys}; }
+};
+
+static_assert(score_policy<causal_scores> && score_policy<all_keys_scores>);
+
+/// The policy of a boolean mask flag (attention_spec's make_spec<T, Causal>):
+/// causal_scores when Causal, all_keys_scores otherwise.
+template <bool Causal>
+using scores_of_mask = std::conditional_t<Causal, causal_scores, all_keys_scores>;
+
+}  // namespace MHA_DETAIL_ISA
+}  // namespace mha::detail
+
+#include <mha/detail/macros_undef.hpp>
