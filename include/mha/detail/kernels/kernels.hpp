@@ -275,19 +275,20 @@ MHA_DETAIL_INLINE constexpr T sink_term(T sink, T row_max) noexcept {
     return detail::exp(sink - row_max);
 }
 
-/// softmax_mirror_exp_normalize after step (c) of the score policy: with a
-/// sink (Policy::has_sink) its logit joins row_max (the maximum of s[0:len])
-/// and its sink_term the denominator; without, the call itself.
-template <class T, score_policy Policy>
+/// softmax_mirror_exp_normalize after step (c) of a score policy (Steps: the
+/// policy or its logit_steps): with a sink (Steps::has_sink) its logit joins
+/// row_max (the maximum of s[0:len]) and its sink_term the denominator;
+/// without, the call itself.
+template <class T, class Steps>
 MHA_DETAIL_INLINE constexpr void softmax_mirror_finish(T* s, std::size_t len, T row_max,
-                                                       const Policy& policy,
+                                                       const Steps& steps,
                                                        std::size_t head) noexcept {
-  if constexpr (Policy::has_sink) {
-    const T sink = static_cast<T>(policy.sink_logit(head));
+  if constexpr (Steps::has_sink) {
+    const T sink = static_cast<T>(steps.sink_logit(head));
     row_max = sink > row_max ? sink : row_max;
     softmax_mirror_exp_normalize<true>(s, len, row_max, sink_term(sink, row_max));
   } else {
-    static_cast<void>(policy);
+    static_cast<void>(steps);
     static_cast<void>(head);
     softmax_mirror_exp_normalize(s, len, row_max);
   }
@@ -319,26 +320,27 @@ MHA_DETAIL_INLINE constexpr void apply_dropout(T* s, std::size_t len, const Drop
 /// scalar mirror of the vector code at run time too (small shapes); targets
 /// without vector registers (simd::hardware_vectors false) always use it, as
 /// the vector code would be lowered lane by lane there. Drop:
-/// dropout_state<T>, or no_dropout_state<T> (no dropout code at all). Policy:
-/// the score policy (causal_scores and all_keys_scores are plain and have no
-/// sink: none of their steps compiles any code here).
+/// dropout_state<T>, or no_dropout_state<T> (no dropout code at all). Steps:
+/// the steps (b) and (c) of the score policy, logit_steps(policy)
+/// (plain_logits, an empty type passed by value, for causal_scores and
+/// all_keys_scores: none of the steps compiles any code here).
 template <class T, bool Scalar = false, class Drop = dropout_state<T>,
-          score_policy Policy = causal_scores>
+          class Steps = plain_logits>
 constexpr void softmax_row(T* s, std::size_t len, std::size_t width, T divisor, const Drop& drop,
                            std::size_t b, std::size_t head, std::size_t i,
-                           const Policy& policy = {}) noexcept {
+                           Steps steps = {}) noexcept {
   T row_max = -std::numeric_limits<T>::infinity();
   T sum = T(0);
-  if constexpr (!Policy::plain) {
+  if constexpr (!Steps::plain) {
     // (b) the logit step, element by element (the same scalar calls on every
     // path); the row then holds logits, which the code below divides by 1
     // (x / 1 == x)
     for (std::size_t j = 0; j < len; ++j)
-      s[j] = static_cast<T>(policy.logit(fp::div(s[j], divisor), head, i, j));
+      s[j] = static_cast<T>(steps.logit(fp::div(s[j], divisor), head, i, j));
     divisor = T(1);
   }
   [[maybe_unused]] T sink = T(0);  // (c) the sink logit
-  if constexpr (Policy::has_sink) sink = static_cast<T>(policy.sink_logit(head));
+  if constexpr (Steps::has_sink) sink = static_cast<T>(steps.sink_logit(head));
   if ((Scalar || !simd::hardware_vectors || std::is_constant_evaluated()) &&
       std::is_same_v<T, float>) {
     // Scalar mirror of the vector code below (softmax_mirror_exp_normalize).
@@ -347,7 +349,7 @@ constexpr void softmax_row(T* s, std::size_t len, std::size_t width, T divisor, 
       s[j] = fp::div(s[j], divisor);
       row_max = s[j] > row_max ? s[j] : row_max;
     }
-    softmax_mirror_finish(s, len, row_max, policy, head);
+    softmax_mirror_finish(s, len, row_max, steps, head);
   } else if constexpr (std::is_same_v<T, float>) {
     // whole vectors, then one partly loaded vector for the last len % L keys
     using V = simd::vec<T>;
@@ -358,10 +360,10 @@ constexpr void softmax_row(T* s, std::size_t len, std::size_t width, T divisor, 
       V v = simd::load_partial(s, len, row_max);  // padding: -inf
       simd::divide_in_place(v, simd::broadcast(divisor));
       row_max = simd::reduce_max<T>(v);
-      if constexpr (Policy::has_sink) row_max = sink > row_max ? sink : row_max;
+      if constexpr (Steps::has_sink) row_max = sink > row_max ? sink : row_max;
       const V e = simd::keep_first<T>(simd::exp(v - row_max), len);
       sum = simd::reduce_sum<T>(e);
-      if constexpr (Policy::has_sink) sum = fp::add(sum, sink_term(sink, row_max));
+      if constexpr (Steps::has_sink) sum = fp::add(sum, sink_term(sink, row_max));
       V w = e;
       simd::divide_in_place(w, simd::broadcast(sum));
       simd::store_partial(s, w, len);
@@ -385,7 +387,7 @@ constexpr void softmax_row(T* s, std::size_t len, std::size_t width, T divisor, 
       vmax = simd::max<T>(vmax, v);
     }
     row_max = simd::reduce_max<T>(vmax);
-    if constexpr (Policy::has_sink) row_max = sink > row_max ? sink : row_max;
+    if constexpr (Steps::has_sink) row_max = sink > row_max ? sink : row_max;
     V vsum{};
     for (std::size_t j = 0; j < full; j += L) {
       const V e = simd::exp(simd::load(s + j) - row_max);
@@ -398,7 +400,7 @@ constexpr void softmax_row(T* s, std::size_t len, std::size_t width, T divisor, 
       vsum += e;
     }
     sum = simd::reduce_sum<T>(vsum);
-    if constexpr (Policy::has_sink) sum = fp::add(sum, sink_term(sink, row_max));
+    if constexpr (Steps::has_sink) sum = fp::add(sum, sink_term(sink, row_max));
     // (divide_in_place: lane by lane without a stack copy where there is no
     // vector division, MVE)
     const V vs = simd::broadcast(sum);
@@ -417,13 +419,13 @@ constexpr void softmax_row(T* s, std::size_t len, std::size_t width, T divisor, 
       s[j] = s[j] / divisor;
       row_max = s[j] > row_max ? s[j] : row_max;
     }
-    if constexpr (Policy::has_sink) row_max = sink > row_max ? sink : row_max;
+    if constexpr (Steps::has_sink) row_max = sink > row_max ? sink : row_max;
     for (std::size_t j = 0; j < len; ++j) {
       const T e = detail::exp(s[j] - row_max);
       s[j] = e;
       sum += e;
     }
-    if constexpr (Policy::has_sink) sum += sink_term(sink, row_max);
+    if constexpr (Steps::has_sink) sum += sink_term(sink, row_max);
     for (std::size_t j = 0; j < len; ++j) s[j] = s[j] / sum;
   }
   apply_dropout(s, len, drop, b, head, i);
@@ -509,7 +511,7 @@ constexpr void attention_head_simple(const head_operands<T>& h, std::size_t n, s
       for (std::size_t d = 0; d < head_dim; ++d) dot = muladd(dot, qi[d], h.kt[d * h.ldk + j]);
       scores[j] = dot;
     }
-    softmax_row<T, Scalar>(scores, keys, keys, divisor, drop, b, head, p, policy);
+    softmax_row<T, Scalar>(scores, keys, keys, divisor, drop, b, head, p, logit_steps(policy));
     weights.put(i, scores, keys);
     T* oi = h.out + i * h.ldo;
     for (std::size_t d = 0; d < head_dim; ++d) oi[d] = T(0);
@@ -557,7 +559,7 @@ inline void attention_head_blocked(const head_operands<T>& h, std::size_t n, std
     for (std::size_t r = 0; r < rows; ++r) {
       const std::size_t len = policy.span(offset + i0 + r).last;  // (a) the row's keys
       softmax_row<T>(scores + r * ld_scores, len, keys, divisor, drop, b, head, offset + i0 + r,
-                     policy);
+                     logit_steps(policy));
       weights.put(i0 + r, scores + r * ld_scores, len);
     }
     gemm::gemm_ab<T>(rows, head_dim, keys, scores, ld_scores, h.v, h.ldv, h.out + i0 * h.ldo, h.ldo,
@@ -680,7 +682,8 @@ inline void attention_head_decode(const head_operands<T>& h, std::size_t positio
       acc = muladd(acc, h.q[d], simd::load_partial(h.kt + d * h.ldk + full, keys - full));
     simd::store_partial(scores + full, acc, keys - full);
   }
-  softmax_row<T>(scores, keys, keys, divisor, no_dropout_state<T>{}, 0, head, position, policy);
+  softmax_row<T>(scores, keys, keys, divisor, no_dropout_state<T>{}, 0, head, position,
+                 logit_steps(policy));
   std::size_t d0 = 0;
   for (; d0 + 4 * L <= head_dim; d0 += 4 * L)
     decode_context_tile<T, 4, false>(scores, keys, h.v + d0, h.ldv, h.out + d0, 0);

@@ -90,6 +90,27 @@ struct all_keys_scores {
 
 static_assert(score_policy<causal_scores> && score_policy<all_keys_scores>);
 
+/// The logit and sink steps ((b) and (c)) of a plain policy without sink:
+/// nothing to do. softmax_row takes the steps, not the whole policy, so that
+/// one instantiation of it serves every such policy (causal_scores and
+/// all_keys_scores share today's softmax code).
+struct plain_logits {
+  static constexpr bool plain = true;
+  static constexpr bool has_sink = false;
+};
+
+/// The steps (b) and (c) of a policy, as softmax_row takes them: plain_logits
+/// for a plain policy without sink, the policy itself otherwise.
+template <score_policy Policy>
+constexpr auto logit_steps(const Policy& policy) noexcept {
+  if constexpr (Policy::plain && !Policy::has_sink) {
+    static_cast<void>(policy);
+    return plain_logits{};
+  } else {
+    return policy;
+  }
+}
+
 /// The policy of a boolean mask flag (attention_spec's make_spec<T, Causal>):
 /// causal_scores when Causal, all_keys_scores otherwise.
 template <bool Causal>

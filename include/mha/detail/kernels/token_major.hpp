@@ -401,9 +401,10 @@ template <class T, std::size_t W, std::size_t HeadDim, class Tokens, class Cols,
     // (the padding lanes are never stored). On the last query vector of a
     // token count that is not a multiple of jb this saves up to jb - 1 key
     // vectors of exponentials, divisions and context.
-    // (a) the keys of the last real query (causal: span(last - 1).last == last;
-    // per lane, key j is masked in the lanes of queries i < j)
-    const std::size_t keys = policy.span(last - 1).last;
+    // (a) the keys of the last real query: span(last - 1).last == last, as
+    // Policy::causal promises; per lane, key j is masked in the lanes of
+    // queries i < j (the causal span's right edge)
+    const std::size_t keys = last;
     // scale (and the policy's logit step (b)), mask, maximum over the unmasked keys
     V row_max = V{} - inf;
     for (std::size_t j = 0; j < keys; ++j) {
