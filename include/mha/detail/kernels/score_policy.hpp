@@ -16,8 +16,9 @@
 //              lane sums) its denominator, and contributes no value row.
 //
 // Each step is under `if constexpr`, so a plain policy without sink (the two
-// below, which express every mask the library has today) compiles to the
-// code the kernels had before policies: same operations, same bits.
+// below, which express every mask the library has today) adds no operation
+// to the kernels: the arithmetic, and so every bit, of the kernels before
+// policies.
 //
 // The source of the math: the softmax is PyTorch's scaled_dot_product_attention
 // (book section 3.5): w[i][j] = softmax_j(q_i . k_j / sqrt(head_dim)) over the
