@@ -333,7 +333,9 @@ struct cross_attention_rules {
   /// A non-causal module; query [B][Nq][DIn], key [B][Nkv][KeyDim] and value
   /// [B][Nkv][ValueDim] of element type T, all rank 3 or all rank 2 (B = 1),
   /// of valid tensor or view types (fixed_type_ok with Limit: no zero
-  /// extent), with Nq and Nkv at most ContextLength.
+  /// extent), with Nq and Nkv at most ContextLength: each input by
+  /// self-attention's input rule (forward_input_ok) with its own last extent,
+  /// and the three agreeing on B, key and value on Nkv.
   template <class Q, class K, class V, std::size_t Limit>
   static consteval bool inputs_ok() noexcept {
     using SQ = shape_of<Q>;
@@ -343,12 +345,10 @@ struct cross_attention_rules {
       return false;
     else
       return fixed_type_ok<Q, Limit> && fixed_type_ok<K, Limit> && fixed_type_ok<V, Limit> &&
-             same_element_type<typename SQ::element_type, T> &&
-             same_element_type<typename SK::element_type, T> &&
-             same_element_type<typename SV::element_type, T> && SQ::features == DIn &&
-             SK::features == KeyDim && SV::features == ValueDim && SK::batch == SQ::batch &&
-             SV::batch == SQ::batch && SK::tokens == SV::tokens && SQ::tokens <= ContextLength &&
-             SK::tokens <= ContextLength;
+             forward_input_ok<SQ, T, DIn, ContextLength> &&
+             forward_input_ok<SK, T, KeyDim, ContextLength> &&
+             forward_input_ok<SV, T, ValueDim, ContextLength> && SK::batch == SQ::batch &&
+             SV::batch == SQ::batch && SK::tokens == SV::tokens;
   }
   /// The output tensor type for a query of type Q: [B][Nq][Width] (or [Nq][Width]).
   template <class Q>
