@@ -12,12 +12,26 @@
 
 #include <cstddef>
 
-/// Forces inlining of the small kernel pieces, so that a caller whose sizes
-/// are compile-time constants (the fixed-size modules) gets every loop bound,
-/// edge width and partial-vector length folded into the code.
+/// Forces inlining of the small kernel pieces when optimising, so that a
+/// caller whose sizes are compile-time constants (the fixed-size modules) gets
+/// every loop bound, edge width and partial-vector length folded into the
+/// code. Without optimisation (no __OPTIMIZE__: -O0) nothing would be folded,
+/// and forced inlining only copies each piece into every caller (the ASan -O0
+/// build of a test group was a third larger and slower to compile), so the
+/// pieces stay plain inline functions there. Every user is in an ISA namespace
+/// (MHA_DETAIL_ISA), so an out-of-line copy never meets one built for another
+/// instruction set (test/isa, isa_weak_symbols_O0).
+#if defined(__OPTIMIZE__)
 #define MHA_DETAIL_INLINE __attribute__((always_inline)) inline
+#else
+#define MHA_DETAIL_INLINE inline
+#endif
 /// The same for lambdas (after the parameter list).
+#if defined(__OPTIMIZE__)
 #define MHA_DETAIL_LAMBDA_INLINE __attribute__((always_inline))
+#else
+#define MHA_DETAIL_LAMBDA_INLINE
+#endif
 
 /// The limit of MHA_MAX_INLINE_BYTES (mha/config.hpp) in bytes, or no limit
 /// (the largest std::size_t) when the user did not define it. Used only as the

@@ -251,7 +251,7 @@ constexpr double constexpr_fma(double a, double b, double c) noexcept {
 /// bits; constexpr_fma_ftz for float where subnormals flush, as the
 /// instruction does there under flush_scope).
 template <class T>
-__attribute__((always_inline)) constexpr T fma(T a, T b, T c) noexcept {
+MHA_DETAIL_INLINE constexpr T fma(T a, T b, T c) noexcept {
   if (std::is_constant_evaluated()) {
     if constexpr (flushes_subnormals && std::is_same_v<T, float>)
       return constexpr_fma_ftz(a, b, c);
@@ -269,7 +269,7 @@ __attribute__((always_inline)) constexpr T fma(T a, T b, T c) noexcept {
 /// the compiler has no instruction to contract the two into; Clang is also
 /// told not to.
 template <class V>
-__attribute__((always_inline)) constexpr V mul_add_unfused(V a, V b, V c) noexcept {
+MHA_DETAIL_INLINE constexpr V mul_add_unfused(V a, V b, V c) noexcept {
 #if defined(__clang__)
 #pragma clang fp contract(off)
 #endif
@@ -281,13 +281,13 @@ namespace simd_fma {
 template <class V>
 using elem = std::remove_cvref_t<decltype(std::declval<V>()[0])>;
 template <class V, std::size_t... I>
-__attribute__((always_inline)) inline V splat(elem<V> s, std::index_sequence<I...>) noexcept {
+MHA_DETAIL_INLINE V splat(elem<V> s, std::index_sequence<I...>) noexcept {
   return V{((void)I, s)...};
 }
 /// a * b + c lane-wise with one rounding, for GCC/Clang vectors: the target's
 /// vector FMA instruction where there is one for this width, else lane by lane.
 template <class V>
-__attribute__((always_inline)) inline V fma(V a, V b, V c) noexcept {
+MHA_DETAIL_INLINE V fma(V a, V b, V c) noexcept {
   using E = elem<V>;
 #if defined(MHA_DETAIL_FMA_X86)
 #if defined(__FMA__)
@@ -359,7 +359,7 @@ __attribute__((always_inline)) inline V fma(V a, V b, V c) noexcept {
 /// on AMD Zen) decides it: the fixed-size, runtime-sized and constexpr
 /// results are the same bits on each target.
 template <class Acc, class A, class B>
-__attribute__((always_inline)) constexpr Acc muladd(Acc acc, A a, B b) noexcept {
+MHA_DETAIL_INLINE constexpr Acc muladd(Acc acc, A a, B b) noexcept {
   if constexpr (std::is_floating_point_v<Acc>) {
     if constexpr (has_fma<Acc>)
       return detail::fma<Acc>(static_cast<Acc>(a), static_cast<Acc>(b), acc);
@@ -404,7 +404,7 @@ __attribute__((always_inline)) constexpr Acc muladd(Acc acc, A a, B b) noexcept 
 /// constant of simd::exp's polynomial (Cortex-M55: about 3 instructions each).
 /// constexpr for float.
 template <class V>
-__attribute__((always_inline)) constexpr V muladd_constant(float c, V a, V b) noexcept {
+MHA_DETAIL_INLINE constexpr V muladd_constant(float c, V a, V b) noexcept {
 #if defined(MHA_DETAIL_FMA_MVE)
   if constexpr (!std::is_floating_point_v<V>) {
     if constexpr (std::is_same_v<simd_fma::elem<V>, float> && sizeof(V) == 16)

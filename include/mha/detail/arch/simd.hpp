@@ -84,33 +84,33 @@ inline constexpr std::size_t lanes = vector_bytes / sizeof(T);
 
 /// Unaligned load of lanes<T> elements from p.
 template <class T>
-__attribute__((always_inline)) inline vec<T> load(const T* p) noexcept {
+MHA_DETAIL_INLINE vec<T> load(const T* p) noexcept {
   vec<T> v;
   std::memcpy(&v, p, sizeof v);
   return v;
 }
 /// Unaligned store of lanes<T> elements to p.
 template <class T>
-__attribute__((always_inline)) inline void store(T* p, vec<T> v) noexcept {
+MHA_DETAIL_INLINE void store(T* p, vec<T> v) noexcept {
   std::memcpy(p, &v, sizeof v);
 }
 /// Load of the first n (<= lanes<T>) elements from p; the other lanes are 0.
 template <class T>
-__attribute__((always_inline)) inline vec<T> load_partial(const T* p, std::size_t n) noexcept {
+MHA_DETAIL_INLINE vec<T> load_partial(const T* p, std::size_t n) noexcept {
   vec<T> v{};
   std::memcpy(&v, p, n * sizeof(T));
   return v;
 }
 /// Load of the first n (<= lanes<T>) elements from p; the other lanes hold `fill`.
 template <class T>
-__attribute__((always_inline)) inline vec<T> load_partial(const T* p, std::size_t n, T fill) noexcept {
+MHA_DETAIL_INLINE vec<T> load_partial(const T* p, std::size_t n, T fill) noexcept {
   vec<T> v = vec<T>{} + fill;
   std::memcpy(&v, p, n * sizeof(T));
   return v;
 }
 /// v with the lanes from n on set to 0.
 template <class T>
-__attribute__((always_inline)) inline vec<T> keep_first(vec<T> v, std::size_t n) noexcept {
+MHA_DETAIL_INLINE vec<T> keep_first(vec<T> v, std::size_t n) noexcept {
   using I = typename vec_of<T>::int_type;
   I index{};
   using E = typename vec_of<T>::int_elem;
@@ -119,12 +119,12 @@ __attribute__((always_inline)) inline vec<T> keep_first(vec<T> v, std::size_t n)
 }
 /// Store of the first n (<= lanes<T>) lanes of v to p.
 template <class T>
-__attribute__((always_inline)) inline void store_partial(T* p, vec<T> v, std::size_t n) noexcept {
+MHA_DETAIL_INLINE void store_partial(T* p, vec<T> v, std::size_t n) noexcept {
   std::memcpy(p, &v, n * sizeof(T));
 }
 /// Every lane equal to s.
 template <class T>
-__attribute__((always_inline)) inline vec<T> broadcast(T s) noexcept {
+MHA_DETAIL_INLINE vec<T> broadcast(T s) noexcept {
   return vec<T>{} + s;
 }
 /// True when the target divides float vectors with vector instructions. MVE
@@ -143,7 +143,7 @@ inline constexpr bool vector_division = true;
 /// of any width; B: the same vector type or its element type (every lane
 /// divided by it).
 template <class VF, class B>
-__attribute__((always_inline)) inline void divide_in_place(VF& a, B b) noexcept {
+MHA_DETAIL_INLINE void divide_in_place(VF& a, B b) noexcept {
   if constexpr (vector_division || std::is_floating_point_v<VF>) {
     a = a / b;
 #if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 2) && defined(MHA_DETAIL_FMA_FLOAT) && \
@@ -178,17 +178,17 @@ __attribute__((always_inline)) inline void divide_in_place(VF& a, B b) noexcept 
 
 /// Lane-wise maximum.
 template <class T>
-__attribute__((always_inline)) inline vec<T> max(vec<T> a, vec<T> b) noexcept {
+MHA_DETAIL_INLINE vec<T> max(vec<T> a, vec<T> b) noexcept {
   return a > b ? a : b;
 }
 /// Lane-wise minimum.
 template <class T>
-__attribute__((always_inline)) inline vec<T> min(vec<T> a, vec<T> b) noexcept {
+MHA_DETAIL_INLINE vec<T> min(vec<T> a, vec<T> b) noexcept {
   return a < b ? a : b;
 }
 /// Lane l of the result is lane (l + W) mod lanes of v.
 template <std::size_t W, class T, std::size_t... I>
-__attribute__((always_inline)) inline vec<T> rotate(vec<T> v, std::index_sequence<I...>) noexcept {
+MHA_DETAIL_INLINE vec<T> rotate(vec<T> v, std::index_sequence<I...>) noexcept {
 #if defined(MHA_DETAIL_HAVE_SHUFFLEVECTOR)
   return __builtin_shufflevector(v, v, ((I + W) % sizeof...(I))...);
 #else
@@ -198,7 +198,7 @@ __attribute__((always_inline)) inline vec<T> rotate(vec<T> v, std::index_sequenc
 /// Pairwise tree over the lanes: lane l combined with lane l + w for
 /// w = L/2, L/4, ..., 1 (a fixed order), result in lane 0.
 template <std::size_t W, class T, class Op>
-__attribute__((always_inline)) inline T tree_reduce(vec<T> v, Op op) noexcept {
+MHA_DETAIL_INLINE T tree_reduce(vec<T> v, Op op) noexcept {
   if constexpr (W == 0) {
     return v[0];
   } else {
@@ -208,12 +208,12 @@ __attribute__((always_inline)) inline T tree_reduce(vec<T> v, Op op) noexcept {
 }
 /// Maximum of the lanes.
 template <class T>
-__attribute__((always_inline)) inline T reduce_max(vec<T> v) noexcept {
+MHA_DETAIL_INLINE T reduce_max(vec<T> v) noexcept {
   return tree_reduce<lanes<T> / 2, T>(v, [](vec<T> a, vec<T> b) { return a > b ? a : b; });
 }
 /// Sum of the lanes in a fixed order (pairwise tree, see tree_reduce).
 template <class T>
-__attribute__((always_inline)) inline T reduce_sum(vec<T> v) noexcept {
+MHA_DETAIL_INLINE T reduce_sum(vec<T> v) noexcept {
   return tree_reduce<lanes<T> / 2, T>(v, [](vec<T> a, vec<T> b) { return a + b; });
 }
 
@@ -251,7 +251,7 @@ struct uint_vector {
 /// for c > 0, as float comparisons: NaN lanes pass unchanged), x elsewhere;
 /// for a vector of float x and a finite nonzero c.
 template <class VF, bool Bits = compare_float_bits>
-__attribute__((always_inline)) inline VF clamp_beyond(VF x, float c) noexcept {
+MHA_DETAIL_INLINE VF clamp_beyond(VF x, float c) noexcept {
   if constexpr (Bits) {
     // x lies beyond c exactly when its bits u, unsigned, lie in (bits(c),
     // bits(inf of c's sign)] = (cb, k]: the floats of c's sign past c up to
@@ -277,7 +277,7 @@ __attribute__((always_inline)) inline VF clamp_beyond(VF x, float c) noexcept {
 /// maximum of keys (one integer maximum per step) is the bits of the running
 /// softmax_max<VF, true>, which keeps the larger key at each step.
 template <class VF>
-__attribute__((always_inline)) inline typename exp_int<VF>::type softmax_key(VF v) noexcept {
+MHA_DETAIL_INLINE typename exp_int<VF>::type softmax_key(VF v) noexcept {
   using VI = typename exp_int<VF>::type;
   const VI i = std::bit_cast<VI>(v);
   return i ^ ((i >> 31) & 0x7FFFFFFF);
@@ -291,7 +291,7 @@ __attribute__((always_inline)) inline typename exp_int<VF>::type softmax_key(VF 
 /// have the same exponential) or one is NaN (a NaN score makes every weight of
 /// its row NaN whatever the maximum).
 template <class VF, bool Bits = compare_float_bits>
-__attribute__((always_inline)) inline VF softmax_max(VF a, VF b) noexcept {
+MHA_DETAIL_INLINE VF softmax_max(VF a, VF b) noexcept {
   if constexpr (Bits) {
     return softmax_key(a) > softmax_key(b) ? a : b;
   } else {
@@ -311,10 +311,10 @@ __attribute__((always_inline)) inline VF softmax_max(VF a, VF b) noexcept {
 /// code, so the same bits: the clamps are clamp_beyond<VF, true>'s integer
 /// formula, every muladd is one fused multiply-add (MVE targets have FMA).
 template <bool ClampAbove>
-__attribute__((always_inline)) inline float32x4_t exp_mve(float32x4_t x) noexcept {
+MHA_DETAIL_INLINE float32x4_t exp_mve(float32x4_t x) noexcept {
   // clamp_beyond<VF, true>(v, c): k - max(k - u, k - cb) on the bits u of v,
   // k - u as ~u + (k + 1)
-  const auto clamp = [](float32x4_t v, float c) __attribute__((always_inline)) {
+  const auto clamp = [](float32x4_t v, float c) MHA_DETAIL_LAMBDA_INLINE {
     const std::uint32_t cb = std::bit_cast<std::uint32_t>(c);
     const std::uint32_t k = (cb & 0x80000000u) | 0x7F800000u;
     const uint32x4_t e = vaddq_n_u32(vmvnq_u32(vreinterpretq_u32_f32(v)), k + 1u);
@@ -336,7 +336,7 @@ __attribute__((always_inline)) inline float32x4_t exp_mve(float32x4_t x) noexcep
   p = vfmasq_n_f32(p, r, 1.0f);
   const int32x4_t ni = vsubq_n_s32(vreinterpretq_s32_f32(t), 0x4B400000);
   const int32x4_t n1 = vshrq_n_s32(ni, 1);
-  const auto power_of_2 = [](int32x4_t e) __attribute__((always_inline)) {
+  const auto power_of_2 = [](int32x4_t e) MHA_DETAIL_LAMBDA_INLINE {
     return vreinterpretq_f32_s32(vshlq_n_s32(vaddq_n_s32(e, 127), 23));
   };
   return vmulq_f32(vmulq_f32(p, power_of_2(n1)), power_of_2(vsubq_s32(ni, n1)));
@@ -360,18 +360,18 @@ typedef float float4 __attribute__((vector_size(16)));
 struct offsets4 {
 #if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 2) && defined(MHA_DETAIL_FMA_FLOAT)
   uint32x4_t bytes;  // in bytes, as VLDRW's offset operand
-  __attribute__((always_inline)) offsets4(const std::size_t (&o)[4]) noexcept
+  MHA_DETAIL_INLINE offsets4(const std::size_t (&o)[4]) noexcept
       : bytes{static_cast<std::uint32_t>(o[0] * 4), static_cast<std::uint32_t>(o[1] * 4),
               static_cast<std::uint32_t>(o[2] * 4), static_cast<std::uint32_t>(o[3] * 4)} {}
 #else
   std::size_t elements[4];
-  __attribute__((always_inline)) offsets4(const std::size_t (&o)[4]) noexcept
+  MHA_DETAIL_INLINE offsets4(const std::size_t (&o)[4]) noexcept
       : elements{o[0], o[1], o[2], o[3]} {}
 #endif
 };
 
 /// {base[o[0]], base[o[1]], base[o[2]], base[o[3]]} for the offsets o.
-__attribute__((always_inline)) inline float4 gather4(const float* base, const offsets4& o) noexcept {
+MHA_DETAIL_INLINE float4 gather4(const float* base, const offsets4& o) noexcept {
 #if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 2) && defined(MHA_DETAIL_FMA_FLOAT)
   return std::bit_cast<float4>(vldrwq_gather_offset_f32(base, o.bytes));
 #else
@@ -381,7 +381,7 @@ __attribute__((always_inline)) inline float4 gather4(const float* base, const of
 }
 
 /// base[o[l]] = v[l] for l = 0..3 (in that order where two offsets are equal).
-__attribute__((always_inline)) inline void scatter4(float* base, const offsets4& o, float4 v) noexcept {
+MHA_DETAIL_INLINE void scatter4(float* base, const offsets4& o, float4 v) noexcept {
 #if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 2) && defined(MHA_DETAIL_FMA_FLOAT)
   vstrwq_scatter_offset_f32(base, o.bytes, std::bit_cast<float32x4_t>(v));
 #else
@@ -414,7 +414,7 @@ __attribute__((always_inline)) inline void scatter4(float* base, const offsets4&
 /// ClampAbove false (exp_of_nonpositive below) leaves out the vectors' clamp
 /// to 88. On MVE a 4-lane vector takes exp_mve: the same operations.
 template <bool ClampAbove, class VF>
-__attribute__((always_inline)) constexpr VF exp_impl(VF x) noexcept {
+MHA_DETAIL_INLINE constexpr VF exp_impl(VF x) noexcept {
 #if defined(MHA_DETAIL_SIMD_EXP_MVE)
   if constexpr (!std::is_same_v<VF, float> && sizeof(VF) == 16)
     return std::bit_cast<VF>(exp_mve<ClampAbove>(std::bit_cast<float32x4_t>(x)));
@@ -464,7 +464,7 @@ __attribute__((always_inline)) constexpr VF exp_impl(VF x) noexcept {
 
 /// e^x (see exp_impl: float or a vector of float; constexpr for float).
 template <class VF>
-__attribute__((always_inline)) constexpr VF exp(VF x) noexcept {
+MHA_DETAIL_INLINE constexpr VF exp(VF x) noexcept {
   return exp_impl<true>(x);
 }
 
@@ -475,7 +475,7 @@ __attribute__((always_inline)) constexpr VF exp(VF x) noexcept {
 /// behaviour: C++20 defines the shifts of the exponent arithmetic). One
 /// clamp less than exp: on Cortex-M55 about 10 instructions per vector.
 template <class VF>
-__attribute__((always_inline)) constexpr VF exp_of_nonpositive(VF x) noexcept {
+MHA_DETAIL_INLINE constexpr VF exp_of_nonpositive(VF x) noexcept {
   return exp_impl<false>(x);
 }
 

@@ -34,7 +34,7 @@ inline constexpr std::size_t max_rows = 4;
 /// R output features of M rows: output o + r of row m (at y[m] + (first + o
 /// + r) * ystride) = bias[o + r] + sum_i x[m][i] * w[o + r][i], for r < R.
 template <class T, std::size_t M, std::size_t R>
-__attribute__((always_inline)) inline void tile(const T* const* x, std::size_t in, const T* w,
+MHA_DETAIL_INLINE void tile(const T* const* x, std::size_t in, const T* w,
                                                 const T* bias, std::size_t o, T* const* y,
                                                 std::size_t first, std::size_t ystride) noexcept {
   using V = simd::vec<T>;

@@ -210,7 +210,7 @@ const rope_table_storage<T, HeadDim, ContextLength, ThetaBase>& rope_runtime_tab
 /// are c and s: a c - b s, b c + a s (each product of the book's x * cos and
 /// rotate_half(x) * sin, the second one through muladd).
 template <class T>
-__attribute__((always_inline)) constexpr void rope_rotate(T& a, T& b, T c, T s) noexcept {
+MHA_DETAIL_INLINE constexpr void rope_rotate(T& a, T& b, T c, T s) noexcept {
   const T x1 = a, x2 = b;
   a = muladd(fp::mul(x1, c), -x2, s);
   b = muladd(fp::mul(x2, c), x1, s);
