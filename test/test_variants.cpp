@@ -165,9 +165,9 @@ TEST_CASE("non-causal book modules equal the book's classes without the mask",
         "book_wrap_f32_noncausal.json", {7, 3, 8, 3, true});
   }
   SECTION("MultiHeadAttention") {
-    check_module<mha::multi_head_attention<float, 10, 9, 8, 3, true, none>,
+    check_module<mha::multi_head_attention<float, 12, 9, 8, 3, true, none>,
                  mha::dynamic::multi_head_attention<float, none>, 2, 7>(
-        "book_mha_f32_noncausal.json", {10, 9, 8, 3, true});
+        "book_mha_f32_noncausal.json", {12, 9, 8, 3, true});
     check_module<mha::multi_head_attention<double, 8, 12, 6, 4, false, none>,
                  mha::dynamic::multi_head_attention<double, none>, 2, 6>(
         "book_mha_f64_noncausal.json", {8, 12, 6, 4, false});
@@ -368,9 +368,9 @@ TEST_CASE("attention weights equal nn.MultiheadAttention's need_weights=True",
   check_extras<mha::multi_head_attention<float, 8, 8, 5, 2, true, none>,
                multi_head_attention<float, none>, 2, 5>("weights_f32_e8_h2_n5_b2.json",
                                                         {8, 8, 5, 2, true});
-  check_extras<mha::multi_head_attention<float, 12, 12, 7, 2, true, none>,
+  check_extras<mha::multi_head_attention<float, 12, 12, 8, 2, true, none>,
                multi_head_attention<float, none>, 1, 7>("weights_f32_e12_h2_n7_b1.json",
-                                                        {12, 12, 7, 2, true});
+                                                        {12, 12, 8, 2, true});
   check_extras<mha::multi_head_attention<float, 8, 8, 5, 2, true>, multi_head_attention<float>, 2,
                5>("weights_causal_f32_e8_h2_n5_b2.json", {8, 8, 5, 2, true});
   check_extras<mha::multi_head_attention<double, 12, 12, 7, 3, false>,
@@ -387,11 +387,12 @@ TEST_CASE("padded batches equal nn.MultiheadAttention with key_padding_mask",
                                                         {8, 8, 5, 2, true});
   check_extras<mha::multi_head_attention<float, 8, 8, 5, 2, true>, multi_head_attention<float>, 4,
                5>("pad_causal_f32_e8_h2_n5_b4.json", {8, 8, 5, 2, true});
-  check_extras<mha::multi_head_attention<double, 9, 9, 5, 3, false, none>,
-               multi_head_attention<double, none>, 3, 5>("pad_f64_e9_h3_n5_b3_nobias.json",
-                                                         {9, 9, 5, 3, false});
-  check_extras<mha::multi_head_attention<double, 9, 9, 5, 3, false>, multi_head_attention<double>,
-               3, 5>("pad_causal_f64_e9_h3_n5_b3_nobias.json", {9, 9, 5, 3, false});
+  check_extras<mha::multi_head_attention<double, 12, 12, 7, 3, false, none>,
+               multi_head_attention<double, none>, 3, 5>("pad_f64_e12_h3_n5_b3_nobias.json",
+                                                         {12, 12, 7, 3, false});
+  check_extras<mha::multi_head_attention<double, 12, 12, 7, 3, false>,
+               multi_head_attention<double>, 3, 5>("pad_causal_f64_e12_h3_n5_b3_nobias.json",
+                                                    {12, 12, 7, 3, false});
 }
 
 TEST_CASE("padding and weights: errors, training, other modules, constant evaluation",
@@ -634,7 +635,7 @@ TEST_CASE("cross-attention equals nn.MultiheadAttention(query, key, value)",
   check_cross<cross_mha<float, 8, 2, true, 8, 8>, 2, 3, 6>("cross_f32_e8_h2_kv8_bias.json");
   check_cross<cross_mha<double, 8, 2, true, 5, 7>, 2, 3, 6>("cross_f64_e8_h2_k5_v7_bias.json");
   check_cross<cross_mha<double, 8, 2, false, 5, 7>, 2, 3, 6>("cross_f64_e8_h2_k5_v7_nobias.json");
-  check_cross<cross_mha<float, 6, 3, true, 4, 10>, 2, 7, 2>("cross_f32_e6_h3_k4_v10_nq7_nkv2.json");
+  check_cross<cross_mha<float, 6, 3, true, 5, 7>, 2, 7, 2>("cross_f32_e6_h3_k5_v7_nq7_nkv2.json");
   check_cross<cross_mha<double, 8, 2, true, 5, 7>, 2, 3, 6>("cross_weights_f64_e8_h2_k5_v7_bias.json");
 }
 

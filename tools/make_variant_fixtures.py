@@ -139,12 +139,13 @@ CASES = [
     torch_case("pad_causal_f32_e8_h2_n5_b4", "float32", 8, 2, 4, 5, lengths=[5, 2, 0, 1],
                causal=True, weights=True, model_of="pad_f32_e8_h2_n5_b4",
                covers="causal + padding, the same model and lengths"),
-    torch_case("pad_f64_e9_h3_n5_b3_nobias", "float64", 9, 3, 3, 5, bias=False,
+    torch_case("pad_f64_e12_h3_n5_b3_nobias", "float64", 12, 3, 3, 5, bias=False,
                lengths=[3, 5, 0], weights=True,
-               covers="float64 non-causal + padding, head_dim 3, odd head count, no biases"),
-    torch_case("pad_causal_f64_e9_h3_n5_b3_nobias", "float64", 9, 3, 3, 5, bias=False,
+               covers="float64 non-causal + padding, odd head count, no biases (the model "
+                      "sizes of self_f64_e12_h3_n7_nobias)"),
+    torch_case("pad_causal_f64_e12_h3_n5_b3_nobias", "float64", 12, 3, 3, 5, bias=False,
                lengths=[3, 5, 0], causal=True, weights=True,
-               model_of="pad_f64_e9_h3_n5_b3_nobias",
+               model_of="pad_f64_e12_h3_n5_b3_nobias",
                covers="float64 causal + padding"),
     # 6. cross-attention (non-causal; lengths mask the keys)
     torch_case("cross_f32_e8_h2_k5_v7_bias", "float32", 8, 2, 2, 3, 6, 5, 7, cross=True,
@@ -169,7 +170,7 @@ CASES = [
                bias=False, cross=True, lengths=[1, 6, 0], weights=True,
                covers="float64 cross + key padding without biases (fully masked rows: "
                       "output zero)"),
-    torch_case("cross_f32_e6_h3_k4_v10_nq7_nkv2", "float32", 6, 3, 2, 7, 2, 4, 10, cross=True,
+    torch_case("cross_f32_e6_h3_k5_v7_nq7_nkv2", "float32", 6, 3, 2, 7, 2, 5, 7, cross=True,
                weights=True,
                covers="more queries than keys (Nq 7 > Nkv 2), head_dim 2, odd head count"),
     # 3. non-causal book modules
@@ -177,8 +178,8 @@ CASES = [
               covers="CausalAttention(causal=False), bias, N < context_length"),
     book_case("book_wrap_f32_noncausal", "multi_head_attention_wrapper", "float32", 7, 3, 8, 3,
               True, 2, 5, covers="MultiHeadAttentionWrapper(causal=False), 3 heads of width 3"),
-    book_case("book_mha_f32_noncausal", "multi_head_attention", "float32", 10, 9, 8, 3, True,
-              2, 7, covers="MultiHeadAttention(causal=False), head_dim 3, bias"),
+    book_case("book_mha_f32_noncausal", "multi_head_attention", "float32", 12, 9, 8, 3, True,
+              2, 7, covers="MultiHeadAttention(causal=False), head_dim 3, bias, d_in != d_out"),
     book_case("book_mha_f64_noncausal", "multi_head_attention", "float64", 8, 12, 6, 4, False,
               2, 6, covers="float64, d_in != d_out, N = context_length, no qkv bias"),
     book_case("book_gqa_f32_rope_noncausal", "grouped_query_attention", "float32", 8, 16, 8, 4,
