@@ -426,7 +426,7 @@ TEST_CASE("dropout: p = 1 drops every weight", "[invariants][dropout]") {
   mha::tensor<double, 2, 6, 5> x{};
   mha_test::fill_uniform(x, rng, 2.0);
 
-  ca<double, 5, 7, 8, true> c{};  // test_golden's ca_f64_din5_dout7_bias
+  ca<double, 5, 4, 6, true> c{};  // (its kernels, head_dim 4 with dropout, are compiled anyway)
   mha_test::randomize(c, rng);
   c.dropout = 1.0;
   const auto yc = c.forward_training(x, 5);
