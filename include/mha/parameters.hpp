@@ -71,7 +71,7 @@ constexpr void for_each_parameter(M& model, F&& f) {
                 "mha module)");
   if constexpr (detail::params::described<M>) {
     const detail::params::parameter_visitor<std::remove_reference_t<F>> visit{f};
-    detail::params::walk(detail::params::static_prefix{}, boost::hana::string<>{}, model, visit);
+    detail::params::walk(detail::params::static_prefix{}, model, visit);
   }
 }
 
@@ -94,7 +94,8 @@ constexpr auto checked_names() noexcept {
 /// K>` (K = the number of parameter tensors), e.g.
 /// `parameter_names<mha::causal_attention<float, 3, 2, 6>>` is {"W_query.weight",
 /// "W_key.weight", "W_value.weight"}. Composed at compile time from the
-/// modules' descriptions (boost::hana::string concatenation). Not defined for
+/// modules' descriptions (one table of names per module type, built by
+/// constant evaluation from the members' boost::hana::string names). Not defined for
 /// mha::dynamic modules, whose parameters (the bias, the wrapper's head
 /// count) are run-time facts: a compile-time error "mha::parameter_names: M
 /// must be a fixed-size module ..."; walk their objects with for_each_parameter.
@@ -120,19 +121,11 @@ template <class M>
 }
 
 namespace detail::params {
-/// A list of types (compared with std::is_same_v).
-template <class... X>
-struct type_list {};
-/// The tensor type of a leaf.
-template <class Name, class Tensor>
-constexpr hana::basic_type<Tensor> leaf_tensor(leaf<Name, Tensor>) noexcept {
-  return {};
-}
 /// True when from_parameters<M> got as many tensors as M has parameters (or M is not static).
 template <class M, class... Tensors>
 constexpr bool parameter_count_matches() noexcept {
   if constexpr (is_static_v<M>)
-    return decltype(hana::length(leaves_t<M>{}))::value == sizeof...(Tensors);
+    return counts_v<std::remove_cvref_t<M>>.parameters == sizeof...(Tensors);
   else
     return true;
 }
@@ -141,10 +134,7 @@ constexpr bool parameter_count_matches() noexcept {
 template <class M, class... Tensors>
 constexpr bool parameter_types_match() noexcept {
   if constexpr (is_static_v<M> && parameter_count_matches<M, Tensors...>())
-    return hana::unpack(leaves_t<M>{}, [](auto... l) {
-      return std::is_same_v<type_list<typename decltype(leaf_tensor(l))::type...>,
-                            type_list<Tensors...>>;
-    });
+    return std::is_same_v<tensors_t<M>, type_list<Tensors...>>;
   else
     return true;
 }
@@ -276,27 +266,28 @@ constexpr std::size_t first_differing(const std::array<hyperparameter, 2>& a,
   return a.size();
 }
 
-/// Two leaves of the type-level walk agree: the same name and shape.
-template <class N1, class T1, class N2, class T2>
-constexpr bool same_leaf(leaf<N1, T1>, leaf<N2, T2>) noexcept {
-  if constexpr (!std::is_same_v<N1, N2> || T1::rank != T2::rank)
+/// Two parameter tensor types have the same shape.
+template <class T1, class T2>
+constexpr bool same_shape() noexcept {
+  if constexpr (T1::rank != T2::rank)
     return false;
   else
     return T1::extents == T2::extents;
+}
+/// Two lists of as many parameter tensor types have the same shapes, position by position.
+template <class... T1, class... T2>
+constexpr bool same_shapes(type_list<T1...>, type_list<T2...>) noexcept {
+  return (same_shape<T1, T2>() && ...);
 }
 /// The fixed-size modules From and To have the same parameters (names and
 /// shapes, in walk order) and hyperparameters: what copy_parameters needs.
 template <class From, class To>
 constexpr bool copyable() noexcept {
-  using lf = leaves_t<From>;
-  using lt = leaves_t<To>;
-  constexpr std::size_t k = decltype(hana::length(lf{}))::value;
-  if constexpr (k != decltype(hana::length(lt{}))::value) {
+  if constexpr (counts_v<From>.parameters != counts_v<To>.parameters) {
     return false;
   } else {
-    const bool same = []<std::size_t... I>(std::index_sequence<I...>) {
-      return (same_leaf(hana::at_c<I>(lf{}), hana::at_c<I>(lt{})) && ...);
-    }(std::make_index_sequence<k>{});
+    const bool same =
+        names<From>() == names<To>() && same_shapes(tensors_t<From>{}, tensors_t<To>{});
     constexpr auto hf = hyperparameters_of<From>(nullptr);
     return same && first_differing(hf, hyperparameters_of<To>(nullptr)) == hf.size();
   }

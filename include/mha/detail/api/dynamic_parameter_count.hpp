@@ -8,8 +8,6 @@
 #include <cstddef>
 #include <string_view>
 
-#include <boost/hana/string.hpp>
-
 #include <mha/detail/params/parameter_walk.hpp>
 
 #include <mha/detail/macros.hpp>
@@ -46,8 +44,7 @@ class walked_parameter_count {
   MHA_DETAIL_ISA_TAG std::size_t parameter_count() const noexcept {
     std::size_t n = 0;
     const parameter_counter visit{n};
-    params::walk(params::unnamed_prefix{}, boost::hana::string<>{},
-                 static_cast<const Derived&>(*this), visit);
+    params::walk(params::unnamed_prefix{}, static_cast<const Derived&>(*this), visit);
     return n;
   }
 };

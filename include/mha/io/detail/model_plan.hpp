@@ -12,7 +12,6 @@
 #include <utility>
 #include <vector>
 
-#include <boost/hana/string.hpp>
 
 #include <mha/causal_attention.hpp>
 #include <mha/fused_multi_head_attention.hpp>
@@ -712,8 +711,7 @@ error describe(Model& model, attention_desc<T>& d) {
 #endif
   error failure;
   plan_visitor<T> visit{d.walked, failure};
-  mha::detail::params::walk(mha::detail::params::static_prefix{}, boost::hana::string<>{}, model,
-                            visit);
+  mha::detail::params::walk(mha::detail::params::static_prefix{}, model, visit);
   if (failure) return failure;
   return describe_layers(d);
 }
