@@ -16,9 +16,9 @@
 #  4. with it: configures, builds and runs (its programs consumer and
 #     consumer_exported), and its compile commands (every target's, also
 #     consumer_dispatch's) carry that directory as -isystem and no /usr/include;
-#     consumer_dispatch, the per-level copies of the kernels (13 of the 18 CPU s
-#     the whole build took), is built and run by package_consumer (run.cmake):
-#     built here too it would prove nothing about the lookup the others do not;
+#     consumer_dispatch (the per-level copies of the kernels, most of the
+#     build) is built and run by package_consumer (run.cmake): built here too
+#     it would prove nothing about the lookup that the other two do not;
 #  5. with a second root in CMAKE_FIND_ROOT_PATH whose usr/include holds the
 #     link (Hana installed in the sysroot): found there with no variable set.
 file(REMOVE_RECURSE "${WORK_DIR}")
