@@ -3,10 +3,12 @@
 # Variables:
 #   COMPILER, INCLUDES, PCH, PCH_KIND   as for run_case.cmake (the batch always
 #             uses the precompiled header: cases that #define are never batched)
-#   CASES     |-separated case names (files <name>.cpp next to this script);
+#   CASES     |-separated case names (files <name>.cpp in CASE_DIR, below);
 #             all pass mha_cf_can_merge and have the same #include lines
 #   ORDER     forward (CASES as given) or reverse
 #   OUT_DIR   where the batch file and the verdicts go
+#   CASE_DIR, CASE_LIST  optional (the self-test, selftest.cmake): where the
+#             case files are and the cases.cmake that gives their regexes
 #
 # Writes OUT_DIR/<ORDER>.cpp: the hoisted #include lines, then each case's
 # failing text (no -DMHA_CF_OK) inside `namespace mha_cf_batch_<case> { }`
@@ -59,7 +61,13 @@
 # analysis. (Every case passes on its own today, so none has such a warning;
 # an edit that adds one could pass in a clang++ batch.)
 cmake_minimum_required(VERSION 3.21)
-include(${CMAKE_CURRENT_LIST_DIR}/cases.cmake)
+if(NOT CASE_DIR)
+  set(CASE_DIR "${CMAKE_CURRENT_LIST_DIR}")
+endif()
+if(NOT CASE_LIST)
+  set(CASE_LIST "${CMAKE_CURRENT_LIST_DIR}/cases.cmake")
+endif()
+include(${CASE_LIST})
 include(${CMAKE_CURRENT_LIST_DIR}/merge_twins.cmake)
 include(${CMAKE_CURRENT_LIST_DIR}/../../cmake/split_entry.cmake)
 
@@ -90,7 +98,7 @@ set(includes "")
 set(bodies "")
 set(batch "${OUT_DIR}/${ORDER}.cpp")
 foreach(name IN LISTS names)
-  set(source "${CMAKE_CURRENT_LIST_DIR}/${name}.cpp")
+  set(source "${CASE_DIR}/${name}.cpp")
   file(READ "${source}" text)
   mha_cf_can_merge("${text}" ok)
   if(NOT ok)
@@ -267,13 +275,13 @@ string(APPEND g_skeleton "${p_skeleton}")
 list(APPEND g_files ${p_files})
 flush_group()
 
-if(rc EQUAL 0)
-  string(APPEND dirty "the batch compiled; ")
+if(NOT rc EQUAL 1)
+  string(APPEND dirty "exit code ${rc} (1: errors); ")
 endif()
 set(passed 0)
 set(alone "")
 foreach(name IN LISTS names)
-  file(SHA256 "${CMAKE_CURRENT_LIST_DIR}/${name}.cpp" sha)
+  file(SHA256 "${CASE_DIR}/${name}.cpp" sha)
   list(LENGTH "errors_${name}" n)
   set(first "${first_${name}}")
   set(why "")
