@@ -57,7 +57,72 @@ mha/mha.hpp.gch/, that header precompiled with the program flags and with the
 compile-fail flags (--build-pch DIR writes them, once for all pages). g++ takes
 a precompiled header only for a block whose first #include is <mha/mha.hpp>
 and only where its flags and macros match (otherwise it reads the header), so
-every block still compiles as written.
+every block still compiles as written. A merged program (below) starts with
+#include <mha/mha.hpp> when one of its blocks includes it, so it takes the
+precompiled header too.
+
+One program per page. The runnable blocks of a page (programs and fragments)
+are compiled together where that cannot change what they mean: one source,
+one compile and link, one executable, so the library templates the blocks
+share are instantiated once. The executable then runs once per block, with
+the block's line as its argument, in the block's own directory with the
+block's files, on the same 8 MiB stack, timeout and exit-code check as a
+block built alone. In the merged source every block's leading #include lines
+(and its preludes) stand at file scope, then each block in
+`namespace mha_snippet_<line> { }` behind a #line directive naming the
+markdown file and line, so a diagnostic points into the page as for a block
+built alone: a fragment is the body of `int mha_snippet_main()` (with a
+`return 0;` after it), a program's main is renamed mha_snippet_main by a
+#define around the block, and a `return 0;` is inserted before its closing
+brace, on the same line (main may end without one; after a return it is not
+reached). The generated main runs the block whose line argv[1] names.
+
+The rule (merge_plan() and merge_groups()): a block is merged only if
+  - it is a program or a fragment (compile-fail, excerpt and namespace=
+    blocks are checked as above);
+  - its only preprocessor lines are its leading #include lines, each
+    `#include <H>` with H a standard header (a name without extension) or
+    mha/...: no #define (configuration before the library's headers), #if,
+    #pragma, quoted or other #include; a prelude only if it holds nothing but
+    such #include lines and comments (a prelude that declares something, e.g.
+    gpt2_layer0_arrays, keeps its block alone);
+  - it has no template<> (an explicit specialization), namespace definition
+    (named or unnamed: `namespace mha { }` reopened inside another namespace
+    would declare something else), operator new/delete, extern (extern "C",
+    extern template), __NAME__ identifier (__func__, __FILE__, ...),
+    source_location or typeid (names that change with the namespace), or raw
+    string literal (the scanner does not read them);
+  - a fragment does not name main; a program names main once, as
+    `int main()` (argc/argv would be the merged program's), and has at
+    namespace scope only function definitions, class/struct/union/enum
+    definitions, using, typedef, static_assert and constexpr declarations:
+    no variable whose initialisation would run at start-up in every block's
+    run, nothing that must be at global scope;
+  - its #include lines, with its preludes', read exactly the files another
+    such block's read (the compiler's -M list, the program flags, without
+    --pch-dir; not asked when all of a page's such blocks name the same
+    headers). The page's blocks with the same list form a group, compiled
+    as one program if it has two or more; so no block is compiled with a
+    header its own compile would not read (another block's #include cannot
+    hide a missing one), and the order of the #include lines in the merged
+    source changes nothing.
+Every other block is checked alone, as above. In its own namespace a block's
+names cannot clash with another's (no ODR or redefinition error), shadow them
+(-Wshadow) or be found by them, and a warning about its own code (an unused
+variable or static function) is given merged as alone. If the merged program
+does not build (an error, a warning, which -Werror makes an error, a timeout)
+every block of the group is checked alone, so the block at fault is reported
+with the compiler output of its own compile; a block that builds alone never
+fails because it was merged. If a block's run fails in the merged program, the
+block is checked alone and that result is reported. Left open: a warning
+that depends on GCC's optimiser (-Wmaybe-uninitialized at -O1) could be given
+for a block alone and not merged if inlining decisions differ, and undefined
+behaviour could show in one build and not the other; --no-merge checks every
+block alone.
+
+Output: one line per block (ok or FAIL, its kind, compile and run seconds);
+a merged group has one line with its blocks and its compile time, and its
+blocks say "merged" with their run time only.
 
 Standard library only. Exit code 0 when every block passed.
 """
@@ -328,8 +393,8 @@ def default_stack():
     resource.setrlimit(resource.RLIMIT_STACK, (limit, hard))
 
 
-def run(cmd, cwd, timeout):
-    key = "run" if len(cmd) == 1 else "compile"
+def run(cmd, cwd, timeout, key=None):
+    key = key or ("run" if len(cmd) == 1 else "compile")
     start = time.monotonic()
     try:
         p = subprocess.run(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -388,14 +453,266 @@ def check_program(snippet, attrs, args, work):
                     "<!-- snippet: fragment --> with a prelude=... for its context)")
         return (f"does not build: compiler {out if rc is None else describe_exit(rc)}{hint}",
                 cmd, out)
+    return run_program([exe], attrs, args, work)
+
+
+def run_program(cmd, attrs, args, work):
+    """Runs cmd (a block's program) in work/run, which holds the block's files."""
     run_dir = os.path.join(work, "run")
     os.makedirs(run_dir, exist_ok=True)
     provide_files(attrs, run_dir, args.source_dir)
-    rc, run_out = run([exe], run_dir, RUN_TIMEOUT)
+    rc, run_out = run(cmd, run_dir, RUN_TIMEOUT, "run")
     if rc != 0:
         return (f"builds, but the program {run_out if rc is None else describe_exit(rc)}",
-                [exe], run_out)
-    return None, [exe], run_out
+                cmd, run_out)
+    return None, cmd, run_out
+
+
+# ----------------------------------------------------------------------------- merging
+
+MERGE_PREFIX = "mha_snippet_"
+ALLOWED_INCLUDE = re.compile(r"^\s*#\s*include\s*<((?:mha/[A-Za-z0-9_./-]+)|[a-z_0-9]+)>\s*(//.*)?$")
+# What makes a block stay alone (the module's docstring, "One program per page").
+NOT_MERGED = [
+    (re.compile(r"\btemplate\s*<\s*>"), "an explicit specialization (template<>)"),
+    (re.compile(r"\bnamespace\s+\w+\s*(?:::\s*\w+\s*)*\{"), "a namespace definition"),
+    (re.compile(r"\bnamespace\s*\{"), "an unnamed namespace"),
+    (re.compile(r"\boperator\s+(?:new|delete)\b"), "an operator new/delete"),
+    (re.compile(r"\bextern\b"), "an extern declaration"),
+    (re.compile(r"\b__\w*__\b|\b__COUNTER__\b"), "a __name__ (predefined macro or extension)"),
+    (re.compile(r"\b(?:source_location|typeid)\b"), "source_location/typeid (names would change)"),
+    (re.compile(r'R"'), "a raw string literal"),
+]
+FUNCTION_HEAD = re.compile(
+    r"\)\s*(?:const\s*|noexcept\s*|override\s*|final\s*|&&?\s*|->[^{;=]*)*$")
+TYPE_HEAD = re.compile(r"^(?:template\s*<[^{;]*>\s*)?(?:struct|class|union|enum(?:\s+(?:class|struct))?)"
+                       r"\s+\w+\s*(?:<[^{;]*>\s*)?(?:final\s*)?(?::(?!:)[^{;]*)?$")
+ALLOWED_DECLARATION = re.compile(
+    r"^(?:using|typedef|static_assert|(?:template\s*<[^{;]*>\s*)?(?:(?:inline|static)\s+)*constexpr)\b")
+MAIN_HEAD = re.compile(r"^int\s+main\s*\(\s*(?:void\s*)?\)$")
+
+
+def blank_comments_and_literals(text):
+    """text with comments and the contents of string/character literals turned
+    into spaces (newlines kept), so positions stay those of text."""
+    out, i, n = list(text), 0, len(text)
+    def blank(a, b):
+        for k in range(a, b):
+            if out[k] != "\n":
+                out[k] = " "
+    while i < n:
+        c = text[i]
+        if c == '"' or (c == "'" and not (i and (text[i - 1].isalnum()))):  # 1'000 is a digit separator
+            j = i + 1
+            while j < n and text[j] != c and text[j] != "\n":
+                j += 2 if text[j] == "\\" else 1
+            blank(i + 1, min(j, n))
+            i = j + 1
+        elif text.startswith("//", i):
+            j = text.find("\n", i)
+            j = n if j < 0 else j
+            blank(i, j)
+            i = j
+        elif text.startswith("/*", i):
+            j = text.find("*/", i + 2)
+            j = n if j < 0 else j + 2
+            blank(i, j)
+            i = j
+        else:
+            i += 1
+    return "".join(out)
+
+
+def top_level_chunks(text):
+    """(start, end) of the namespace-scope declarations of text (blanked): each
+    ends at a ';' at brace depth 0 or at a '}' back to depth 0 (with the ';'
+    right after it, if any). None if the braces do not balance."""
+    chunks, depth, start, i, n = [], 0, 0, 0, len(text)
+    while i < n:
+        c = text[i]
+        if c == "{":
+            depth += 1
+        elif c == "}":
+            depth -= 1
+            if depth < 0:
+                return None
+            if depth == 0:
+                j = i + 1
+                while j < n and text[j] in " \t\n":
+                    j += 1
+                end = j + 1 if j < n and text[j] == ";" else i + 1
+                chunks.append((start, end))
+                start = i = end
+                continue
+        elif c == ";" and depth == 0:
+            chunks.append((start, i + 1))
+            start = i + 1
+        i += 1
+    if depth != 0 or text[start:].strip():
+        return None
+    return [(a, b) for a, b in chunks if text[a:b].strip()]
+
+
+class Mergeable:
+    """How a block goes into a page's merged program (see plan_merge)."""
+    def __init__(self, snippet, attrs, hoisted, includes, body, body_line, main_close):
+        self.snippet, self.attrs = snippet, attrs
+        self.hoisted = hoisted        # leading #include/comment lines (text)
+        self.includes = includes      # header names (block's, then its preludes'), in order
+        self.preludes = []            # (path, text) of include-only preludes
+        self.body = body              # text after the hoisted lines
+        self.body_line = body_line    # markdown line of the body's first line
+        self.main_close = main_close  # program: offset in body of main's closing '}'
+
+
+def merge_plan(snippet, attrs, source_dir):
+    """A Mergeable for a runnable block that can share a page's program, or the
+    reason it is compiled alone (a string)."""
+    if attrs["excerpt"] or attrs.get("compile-fail") or attrs.get("namespace"):
+        return "not a runnable program"
+    code = snippet.code
+    body_start = 0
+    while body_start < len(code) and is_hoisted(code[body_start]):
+        body_start += 1
+    while body_start > 0 and not code[body_start - 1].strip().startswith("#"):
+        body_start -= 1
+    includes = []
+    for ln in code[:body_start]:
+        s = ln.strip()
+        if s.startswith("#"):
+            m = ALLOWED_INCLUDE.match(ln)
+            if not m:
+                return f"a leading line that is not #include <standard or mha/ header>: {s}"
+            includes.append(m.group(1))
+    body = "\n".join(code[body_start:]) + "\n"
+    blanked = blank_comments_and_literals(body)
+    if re.search(r"^\s*#", blanked, re.M):
+        return "a preprocessor line after its first declaration or statement"
+    for pattern, why in NOT_MERGED:
+        if pattern.search(blanked):
+            return f"it has {why}"
+    preludes = []
+    for name in attrs["prelude"]:
+        p = os.path.join(source_dir, "test", "snippets", name + ".hpp")
+        if not os.path.isfile(p):
+            return f"prelude '{name}' does not exist"
+        with open(p, encoding="utf-8") as f:
+            text = f.read()
+        for ln in blank_comments_and_literals(text).split("\n"):
+            if not ln.strip():
+                continue
+            m = ALLOWED_INCLUDE.match(ln)
+            if not m:
+                return f"prelude '{name}' declares more than #include <...> lines"
+            includes.append(m.group(1))
+        preludes.append((p, text))
+    main_close = None
+    mains = len(re.findall(r"\bmain\b", blanked))
+    if attrs.get("fragment"):
+        if mains:
+            return "a fragment that names main"
+    else:
+        chunks = top_level_chunks(blanked)
+        if chunks is None:
+            return "unbalanced braces"
+        if mains != 1:
+            return "not exactly one `int main()` (without argc/argv)"
+        main_seen = False
+        for a, b in chunks:
+            text = blanked[a:b].strip()
+            head = text.split("{", 1)[0].strip()
+            if "{" in text and text.endswith("}") and MAIN_HEAD.match(re.sub(r"\s+", " ", head)):
+                main_seen = True
+                main_close = blanked.rindex("}", a, b)
+            elif "{" in text and text.endswith("}") and FUNCTION_HEAD.search(head) \
+                    and "=" not in head.split("(", 1)[0]:
+                pass  # a function definition
+            elif "{" in text and text.endswith("};") and TYPE_HEAD.match(head):
+                pass  # a class/struct/union/enum definition
+            elif ALLOWED_DECLARATION.match(text):
+                pass
+            else:
+                return ("a namespace-scope declaration other than functions, types, using, "
+                        "static_assert and constexpr (e.g. a variable initialised at start-up): "
+                        + re.sub(r"\s+", " ", text)[:60])
+        if not main_seen:
+            return "no `int main()` at namespace scope"
+    m = Mergeable(snippet, attrs, "\n".join(code[:body_start]), includes, body,
+                  snippet.line + body_start, main_close)
+    m.preludes = preludes
+    return m
+
+
+HEADER_SETS = {}  # tuple of header names -> frozenset of the files they read, or None
+
+
+def header_set(includes, args, work):
+    """Every file the #include lines pull in (the compiler's -M list with the
+    program flags, without --pch-dir: its mha/mha.hpp reads the same files), or
+    None if they do not preprocess."""
+    key = tuple(sorted(set(includes)))
+    if key not in HEADER_SETS:
+        src = os.path.join(work, "headers.cpp")
+        with open(src, "w", encoding="utf-8") as f:
+            f.write("".join(f"#include <{h}>\n" for h in key))
+        cmd = [args.cxx, *args.flag, *[f"-I{d}" for d in args.include], "-M", src]
+        rc, out = run(cmd, work, COMPILE_TIMEOUT, "scan")
+        if rc != 0:
+            HEADER_SETS[key] = None
+        else:
+            files = out.replace("\\\n", " ").split(":", 1)[-1].split()
+            HEADER_SETS[key] = frozenset(os.path.realpath(p) for p in files if os.path.isfile(p)
+                                         and os.path.realpath(p) != os.path.realpath(src))
+    return HEADER_SETS[key]
+
+
+def merged_unit(members, md, src):
+    """Source text of the program of a page's merged blocks: their #include
+    lines (and include-only preludes) at file scope, <mha/mha.hpp> first if any
+    block includes it (so g++ can take the precompiled header); each block in
+    namespace mha_snippet_<line> with its main named mha_snippet_main; a main
+    that runs the block whose line is argv[1]."""
+    md = os.path.abspath(md).replace("\\", "/")
+    lines = [f"// generated by test/snippets/check_snippets.py: the blocks at lines "
+             f"{', '.join(str(m.snippet.line) for m in members)} of {md}, merged\n"]
+    if any(h == "mha/mha.hpp" for m in members for h in m.includes):
+        lines.append("#include <mha/mha.hpp>\n")
+    for m in members:
+        if m.hoisted.strip():
+            lines.append(f'#line {m.snippet.line} "{md}"\n{m.hoisted}\n')
+        for p, text in m.preludes:
+            lines.append(f'#line 1 "{p}"\n{text}' + ("" if text.endswith("\n") else "\n"))
+    for m in members:
+        ns = f"{MERGE_PREFIX}{m.snippet.line}"
+        at = f'#line {m.body_line} "{md}"\n'
+        if m.attrs.get("fragment"):
+            lines.append(f"namespace {ns} {{\nint {MERGE_PREFIX}main() {{\n{at}{m.body}"
+                         "return 0; }\n}\n")
+        else:
+            body = m.body
+            # (main may end without a return; after one, the added return is not reached)
+            body = body[:m.main_close] + "return 0; " + body[m.main_close:]
+            lines.append(f"namespace {ns} {{\n#define main {MERGE_PREFIX}main\n{at}{body}"
+                         "#undef main\n}\n")
+    text = "".join(lines)
+    driver = [f'#line {text.count(chr(10)) + 2} "{src}"',
+              "namespace mha_snippet_driver {",
+              "static bool same(const char* a, const char* b) {",
+              "  while (*a != 0 && *a == *b) {",
+              "    ++a;",
+              "    ++b;",
+              "  }",
+              "  return *a == *b;",
+              "}",
+              "}  // namespace mha_snippet_driver",
+              "int main(int argc, char** argv) {",
+              "  if (argc != 2) return 125;"]
+    for m in members:
+        line = m.snippet.line
+        driver.append(f'  if (mha_snippet_driver::same(argv[1], "{line}")) '
+                      f"return {MERGE_PREFIX}{line}::{MERGE_PREFIX}main();")
+    driver += ["  return 125;", "}", ""]
+    return text + "\n".join(driver)
 
 
 def build_pch(args):
@@ -429,6 +746,94 @@ def build_pch(args):
     return 0
 
 
+def block_work(snippet, args, suffix=""):
+    """A fresh scratch directory for a block (cleared per page in main())."""
+    stem = re.sub(r"[^A-Za-z0-9]+", "_", os.path.relpath(snippet.path, args.source_dir))
+    work = os.path.join(args.work_dir, f"{stem}_{snippet.line}{suffix}")
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    return work
+
+
+def merge_groups(snippets, args):
+    """The page's groups of blocks compiled as one program (lists of
+    Mergeable, two or more each): runnable blocks merge_plan accepts whose
+    #include lines read the same set of files (header_set)."""
+    candidates = []
+    for s in snippets:
+        try:
+            plan = merge_plan(s, parse_marker(s.marker), args.source_dir)
+        except ValueError:
+            continue
+        if isinstance(plan, Mergeable):
+            candidates.append(plan)
+    if len(candidates) < 2:
+        return []
+    if len({tuple(sorted(set(m.includes))) for m in candidates}) == 1:
+        return [candidates]  # the same headers: the same files (no need to ask the compiler)
+    work = block_work(candidates[0].snippet, args, "_headers")
+    groups = {}
+    TIMES.clear()
+    for m in candidates:
+        files = header_set(m.includes, args, work)
+        if files is not None:
+            groups.setdefault(files, []).append(m)
+    print(f"  (#include lines of {len(candidates)} mergeable block(s) scanned in "
+          f"{TIMES.get('scan', 0.0):.1f} s: {len(groups)} file list(s))")
+    return [g for g in groups.values() if len(g) > 1]
+
+
+class Group:
+    def __init__(self, members):
+        self.members = members
+        self.exe = None       # the merged program, once it built
+        self.built = False    # compile attempted
+
+
+def build_group(group, md, rel, args):
+    """Compiles and links a group's blocks as one program; prints one line."""
+    group.built = True
+    first = group.members[0].snippet
+    work = block_work(first, args, "_merged")
+    src = os.path.join(work, "merged.cpp")
+    with open(src, "w", encoding="utf-8") as f:
+        f.write(merged_unit(group.members, md, src))
+    exe = os.path.join(work, "merged")
+    includes = [f"-I{d}" for d in ([args.pch_dir] if args.pch_dir else []) + args.include]
+    cmd = [args.cxx, *args.flag, *includes, src, "-o", exe, *args.link_flag]
+    TIMES.clear()
+    rc, _ = run(cmd, work, COMPILE_TIMEOUT, "compile")
+    lines = ", ".join(str(m.snippet.line) for m in group.members)
+    spent = f"{TIMES['compile']:.1f} s"
+    if rc == 0:
+        group.exe = exe
+        print(f"  merged {rel}:{lines} ({len(group.members)} blocks, one program; compile {spent})")
+    else:
+        print(f"  merged {rel}:{lines} ({len(group.members)} blocks): the merged compile failed "
+              f"({spent}): each block is compiled alone")
+
+
+def check_merged(snippet, group, args):
+    """(problem, cmd, output, note) of a block of a group that built: its run
+    in its own directory; if that fails, the block is checked alone (built and
+    run as without merging), which gives the result."""
+    attrs = parse_marker(snippet.marker)
+    work = block_work(snippet, args)
+    try:
+        problem, cmd, out = run_program([group.exe, str(snippet.line)], attrs, args, work)
+    except ValueError as e:
+        return str(e), None, "", None
+    if problem is None:
+        return None, cmd, out, "merged"
+    merged_problem = problem
+    TIMES.clear()
+    problem, cmd, out = check(snippet, args)
+    note = "merged run failed, checked alone"
+    if problem is None:
+        note += f" (merged: {merged_problem.split(chr(10))[0]})"
+    return problem, cmd, out, note
+
+
 def check(snippet, args):
     try:
         attrs = parse_marker(snippet.marker)
@@ -436,10 +841,7 @@ def check(snippet, args):
         return f"marker at line {snippet.marker_line}: {e}", None, ""
     if attrs["excerpt"]:
         return check_excerpt(snippet, attrs, args.source_dir), None, ""
-    stem = re.sub(r"[^A-Za-z0-9]+", "_", os.path.relpath(snippet.path, args.source_dir))
-    work = os.path.join(args.work_dir, f"{stem}_{snippet.line}")  # cleared per page in main()
-    shutil.rmtree(work, ignore_errors=True)
-    os.makedirs(work)
+    work = block_work(snippet, args)
     try:
         return check_program(snippet, attrs, args, work)
     except ValueError as e:
@@ -475,9 +877,15 @@ def main():
     ap.add_argument("--pch-dir", help="precompiled <mha/mha.hpp> (g++), first on the include path")
     ap.add_argument("--build-pch", action="store_true",
                     help="write --pch-dir's precompiled header and exit")
+    ap.add_argument("--no-merge", action="store_true",
+                    help="compile every block alone (no merged programs)")
     ap.add_argument("--expect-fail", type=int, metavar="N",
                     help="self-test: succeed only if no block passes and exactly N problems "
                          "are reported")
+    ap.add_argument("--expect-pass", type=int, metavar="M", default=0,
+                    help="self-test, with --expect-fail: exactly M blocks pass instead of none, "
+                         "at least one of them in a merged program, and the blocks that fail are "
+                         "exactly those whose code holds the comment `selftest: must fail`")
     args = ap.parse_args()
     args.source_dir = os.path.abspath(args.source_dir)
     args.include = [os.path.abspath(d) for d in args.include]
@@ -492,9 +900,10 @@ def main():
     if not args.markdown:
         ap.error("no markdown file given")
 
-    failures, total, passed = 0, 0, 0
+    failures, total, passed, failed, snippets_checked, merged_ok = 0, 0, 0, [], [], 0
     for md in args.markdown:
         snippets, problems = parse_markdown(md)
+        snippets_checked += snippets
         rel = os.path.relpath(md, args.source_dir)
         stem = re.sub(r"[^A-Za-z0-9]+", "_", rel)
         for old in os.listdir(args.work_dir):  # blocks of earlier versions of the page
@@ -505,17 +914,29 @@ def main():
             failures += 1
         print(f"{rel}: {len(snippets)} C++ block(s)")
         for s in snippets:
-            total += 1
             s.path = md
+        groups = [] if args.no_merge else [Group(g) for g in merge_groups(snippets, args)]
+        group_of = {id(m.snippet): g for g in groups for m in g.members}
+        for s in snippets:
+            total += 1
+            group, note = group_of.get(id(s)), None
+            if group and not group.built:
+                build_group(group, md, rel, args)
             TIMES.clear()
-            problem, cmd, out = check(s, args)
+            if group and group.exe:
+                problem, cmd, out, note = check_merged(s, group, args)
+            else:
+                problem, cmd, out = check(s, args)
             spent = ", ".join(f"{k} {v:.1f} s" for k, v in sorted(TIMES.items()))
-            label = f"{rel}:{s.line} ({kind(s)}{'; ' + spent if spent else ''})"
+            label = f"{rel}:{s.line} ({kind(s)}{', ' + note if note else ''}" \
+                    f"{'; ' + spent if spent else ''})"
             if problem is None:
                 print(f"  ok   {label}")
                 passed += 1
+                merged_ok += note == "merged"
                 continue
             failures += 1
+            failed.append(s)
             print(f"  FAIL {label}: {problem}")
             if cmd:
                 print("    $ " + " ".join(shlex.quote(c) for c in cmd))
@@ -526,9 +947,19 @@ def main():
                 print("    " + "\n    ".join(shown))
     print(f"{total} block(s) checked, {failures} problem(s)")
     if args.expect_fail is not None:
-        ok = passed == 0 and failures == args.expect_fail
-        print(f"self-test: {passed} block(s) passed (expected 0), {failures} problem(s) reported "
-              f"(expected {args.expect_fail}): {'ok' if ok else 'FAILED'}")
+        ok = passed == args.expect_pass and failures == args.expect_fail
+        if args.expect_pass:
+            if not merged_ok:
+                ok = False
+                print("self-test: no block passed in a merged program")
+            for s in snippets_checked:
+                tagged = any("selftest: must fail" in ln for ln in s.code)
+                if tagged != (s in failed):
+                    ok = False
+                    print(f"self-test: {s.where()} {'passed' if tagged else 'failed'}, but its "
+                          f"code {'holds' if tagged else 'does not hold'} `selftest: must fail`")
+        print(f"self-test: {passed} block(s) passed (expected {args.expect_pass}), {failures} "
+              f"problem(s) reported (expected {args.expect_fail}): {'ok' if ok else 'FAILED'}")
         return 0 if ok else 1
     return 1 if failures else 0
 
