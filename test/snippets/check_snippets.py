@@ -71,11 +71,15 @@ block built alone. In the merged source every block's leading #include lines
 (and its preludes) stand at file scope, then each block in
 `namespace mha_snippet_<line> { }` behind a #line directive naming the
 markdown file and line, so a diagnostic points into the page as for a block
-built alone: a fragment is the body of `int mha_snippet_main()` (with a
-`return 0;` after it), a program's main is renamed mha_snippet_main by a
-#define around the block, and a `return 0;` is inserted before its closing
-brace, on the same line (main may end without one; after a return it is not
-reached). The generated main runs the block whose line argv[1] names.
+built alone: a fragment is the body of an `int main()` in that namespace, a
+program's main stays as written in it (neither is the program's main, so
+they do not clash; a `return 0;` follows the fragment and is inserted before
+the program's closing brace, on the same line, as only the global main returns
+0 by itself; after a return it is not reached). A function named main is the
+one GCC optimises as run once (less inlining), so the block's code is
+optimised as when built alone: renamed, docs/parameters.md's first block gave
+a -Wformat-overflow warning (an error) merged that it does not give alone. The
+generated global main runs the block whose line argv[1] names.
 
 The rule (merge_plan() and merge_groups()): a block is merged only if
   - it is a program or a fragment (compile-fail, excerpt and namespace=
@@ -95,7 +99,8 @@ The rule (merge_plan() and merge_groups()): a block is merged only if
   - a fragment does not name main; a program names main once, as
     `int main()` (argc/argv would be the merged program's), and has at
     namespace scope only function definitions, class/struct/union/enum
-    definitions, using, typedef, static_assert and constexpr declarations:
+    definitions (no inline static data member unless constexpr), using,
+    typedef, static_assert and constexpr declarations:
     no variable whose initialisation would run at start-up in every block's
     run, nothing that must be at global scope;
   - its #include lines, with its preludes', read exactly the files another
@@ -115,10 +120,11 @@ every block of the group is checked alone, so the block at fault is reported
 with the compiler output of its own compile; a block that builds alone never
 fails because it was merged. If a block's run fails in the merged program, the
 block is checked alone and that result is reported. Left open: a warning
-that depends on GCC's optimiser (-Wmaybe-uninitialized at -O1) could be given
-for a block alone and not merged if inlining decisions differ, and undefined
-behaviour could show in one build and not the other; --no-merge checks every
-block alone.
+that depends on GCC's optimiser (-Wmaybe-uninitialized, -Wformat-overflow at
+-O1) could still be given for a block alone and not merged, or the other way,
+where inlining decisions differ (a library function the blocks share is called
+from several of them merged, from one alone), and undefined behaviour could
+show in one build and not the other; --no-merge checks every block alone.
 
 Output: one line per block (ok or FAIL, its kind, compile and run seconds);
 a merged group has one line with its blocks and its compile time, and its
@@ -479,7 +485,7 @@ NOT_MERGED = [
     (re.compile(r"\bnamespace\s*\{"), "an unnamed namespace"),
     (re.compile(r"\boperator\s+(?:new|delete)\b"), "an operator new/delete"),
     (re.compile(r"\bextern\b"), "an extern declaration"),
-    (re.compile(r"\b__\w*__\b|\b__COUNTER__\b"), "a __name__ (predefined macro or extension)"),
+    (re.compile(r"\b__\w*__\b"), "a __name__ (predefined macro or extension)"),
     (re.compile(r"\b(?:source_location|typeid)\b"), "source_location/typeid (names would change)"),
     (re.compile(r'R"'), "a raw string literal"),
 ]
@@ -489,6 +495,7 @@ TYPE_HEAD = re.compile(r"^(?:template\s*<[^{;]*>\s*)?(?:struct|class|union|enum(
                        r"\s+\w+\s*(?:<[^{;]*>\s*)?(?:final\s*)?(?::(?!:)[^{;]*)?$")
 ALLOWED_DECLARATION = re.compile(
     r"^(?:using|typedef|static_assert|(?:template\s*<[^{;]*>\s*)?(?:(?:inline|static)\s+)*constexpr)\b")
+STATIC_INLINE = re.compile(r"\b(?:static\s+inline|inline\s+static)\b([^;{]*)")
 MAIN_HEAD = re.compile(r"^int\s+main\s*\(\s*(?:void\s*)?\)$")
 
 
@@ -628,7 +635,11 @@ def merge_plan(snippet, attrs, source_dir):
                     and "=" not in head.split("(", 1)[0]:
                 pass  # a function definition
             elif "{" in text and text.endswith("};") and TYPE_HEAD.match(head):
-                pass  # a class/struct/union/enum definition
+                # a class/struct/union/enum definition, without an inline static data
+                # member that is not constexpr (initialised at start-up)
+                for member in STATIC_INLINE.finditer(text):
+                    if "constexpr" not in member.group(1):
+                        return "a class with an inline static data member that is not constexpr"
             elif ALLOWED_DECLARATION.match(text):
                 pass
             else:
@@ -670,8 +681,8 @@ def merged_unit(members, md, src):
     """Source text of the program of a page's merged blocks: their #include
     lines (and include-only preludes) at file scope, <mha/mha.hpp> first if any
     block includes it (so g++ can take the precompiled header); each block in
-    namespace mha_snippet_<line> with its main named mha_snippet_main; a main
-    that runs the block whose line is argv[1]."""
+    namespace mha_snippet_<line> with its own main; a global main that runs
+    the block whose line is argv[1]."""
     md = os.path.abspath(md).replace("\\", "/")
     lines = [f"// generated by test/snippets/check_snippets.py: the blocks at lines "
              f"{', '.join(str(m.snippet.line) for m in members)} of {md}, merged\n"]
@@ -685,15 +696,13 @@ def merged_unit(members, md, src):
     for m in members:
         ns = f"{MERGE_PREFIX}{m.snippet.line}"
         at = f'#line {m.body_line} "{md}"\n'
+        # (a main outside the global namespace returns nothing by itself: return 0, which
+        # is not reached after a return)
         if m.attrs.get("fragment"):
-            lines.append(f"namespace {ns} {{\nint {MERGE_PREFIX}main() {{\n{at}{m.body}"
-                         "return 0; }\n}\n")
+            lines.append(f"namespace {ns} {{\nint main() {{\n{at}{m.body}return 0; }}\n}}\n")
         else:
-            body = m.body
-            # (main may end without a return; after one, the added return is not reached)
-            body = body[:m.main_close] + "return 0; " + body[m.main_close:]
-            lines.append(f"namespace {ns} {{\n#define main {MERGE_PREFIX}main\n{at}{body}"
-                         "#undef main\n}\n")
+            body = m.body[:m.main_close] + "return 0; " + m.body[m.main_close:]
+            lines.append(f"namespace {ns} {{\n{at}{body}}}\n")
     text = "".join(lines)
     driver = [f'#line {text.count(chr(10)) + 2} "{src}"',
               "namespace mha_snippet_driver {",
@@ -710,7 +719,7 @@ def merged_unit(members, md, src):
     for m in members:
         line = m.snippet.line
         driver.append(f'  if (mha_snippet_driver::same(argv[1], "{line}")) '
-                      f"return {MERGE_PREFIX}{line}::{MERGE_PREFIX}main();")
+                      f"return {MERGE_PREFIX}{line}::main();")
     driver += ["  return 125;", "}", ""]
     return text + "\n".join(driver)
 
