@@ -15,16 +15,21 @@
 # case's), no quoted #include (the file's text would land inside the case's
 # namespace), all its #include lines before its first #if (hoisting one out of
 # a conditional block would change what is compiled), no block comment and no
-# line comment that mentions #include, and exactly one `main`, written
-# `int main()`. CMakeLists.txt chooses the cases with it; the merge checks
-# again.
+# line comment that mentions #include, no `#include` anywhere but at the
+# start of a line (in a string literal it would be hoisted too), no
+# __BASE_FILE__ or __COUNTER__ (they differ in a shared file), and exactly one
+# `main`, written `int main()` at the start of a line (not inline or static:
+# renamed, that would be legal). CMakeLists.txt chooses the cases with it;
+# the merge checks again.
 function(mha_cf_can_merge text var)
   set(ok TRUE)
   string(REGEX MATCHALL "main[ \t]*\\(" mains "${text}")
-  string(REGEX MATCHALL "int main\\(\\)" int_mains "${text}")
+  string(REGEX MATCHALL "(^|\n)int main\\(\\)" int_mains "${text}")
   list(LENGTH mains main_count)
   list(LENGTH int_mains int_main_count)
   string(REGEX MATCHALL "#[ \t]*include" all_includes "${text}")
+  string(REGEX MATCHALL "(^|\n)[ \t]*#[ \t]*include" line_includes "${text}")
+  list(LENGTH line_includes line_count)
   string(REGEX REPLACE "#[ \t]*if.*" "" before_if "${text}")
   string(REGEX MATCHALL "#[ \t]*include" early_includes "${before_if}")
   list(LENGTH all_includes all_count)
@@ -33,7 +38,8 @@ function(mha_cf_can_merge text var)
      OR text MATCHES "(^|[^A-Za-z0-9_])namespace([^A-Za-z0-9_]|$)"
      OR text MATCHES "#[ \t]*include[ \t]*\"" OR text MATCHES "/\\*"
      OR text MATCHES "//[^\n]*#[ \t]*include"
-     OR NOT all_count EQUAL early_count
+     OR NOT all_count EQUAL early_count OR NOT all_count EQUAL line_count
+     OR text MATCHES "__BASE_FILE__|__COUNTER__"
      OR NOT main_count EQUAL 1 OR NOT int_main_count EQUAL 1)
     set(ok FALSE)
   endif()

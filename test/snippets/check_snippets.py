@@ -71,7 +71,7 @@ block built alone. In the merged source every block's leading #include lines
 (and its preludes) stand at file scope, then each block in
 `namespace mha_snippet_<line> { }` behind a #line directive naming the
 markdown file and line, so a diagnostic points into the page as for a block
-built alone: a fragment is the body of an `int main()` in that namespace, a
+built alone: a fragment is the body (in braces of its own) of an `int main()` in that namespace, a
 program's main stays as written in it (neither is the program's main, so
 they do not clash; a `return 0;` follows the fragment and is inserted before
 the program's closing brace, on the same line, as only the global main returns
@@ -495,7 +495,10 @@ TYPE_HEAD = re.compile(r"^(?:template\s*<[^{;]*>\s*)?(?:struct|class|union|enum(
                        r"\s+\w+\s*(?:<[^{;]*>\s*)?(?:final\s*)?(?::(?!:)[^{;]*)?$")
 ALLOWED_DECLARATION = re.compile(
     r"^(?:using|typedef|static_assert|(?:template\s*<[^{;]*>\s*)?(?:(?:inline|static)\s+)*constexpr)\b")
-STATIC_INLINE = re.compile(r"\b(?:static\s+inline|inline\s+static)\b([^;{]*)")
+# (a run of declaration specifiers, in any order: static and inline together make an
+# inline static data member, initialised at start-up unless constexpr)
+STATIC_INLINE = re.compile(
+    r"\b((?:(?:static|inline|const|constexpr|constinit|volatile|thread_local)\s+)+)([^;{]*)")
 MAIN_HEAD = re.compile(r"^int\s+main\s*\(\s*(?:void\s*)?\)$")
 
 
@@ -638,7 +641,8 @@ def merge_plan(snippet, attrs, source_dir):
                 # a class/struct/union/enum definition, without an inline static data
                 # member that is not constexpr (initialised at start-up)
                 for member in STATIC_INLINE.finditer(text):
-                    if "constexpr" not in member.group(1):
+                    words = member.group(1).split()
+                    if "static" in words and "inline" in words and "constexpr" not in words:
                         return "a class with an inline static data member that is not constexpr"
             elif ALLOWED_DECLARATION.match(text):
                 pass
@@ -699,7 +703,9 @@ def merged_unit(members, md, src):
         # (a main outside the global namespace returns nothing by itself: return 0, which
         # is not reached after a return)
         if m.attrs.get("fragment"):
-            lines.append(f"namespace {ns} {{\nint main() {{\n{at}{m.body}return 0; }}\n}}\n")
+            # (the body in braces of its own, so that a statement it leaves open, a
+            # label or an `else` at its end, stays an error, as alone)
+            lines.append(f"namespace {ns} {{\nint main() {{\n{{\n{at}{m.body}}}\nreturn 0; }}\n}}\n")
         else:
             body = m.body[:m.main_close] + "return 0; " + m.body[m.main_close:]
             lines.append(f"namespace {ns} {{\n{at}{body}}}\n")
