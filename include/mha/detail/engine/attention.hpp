@@ -30,6 +30,14 @@
 //    matrix-vector projections that read every weight once (kernels/gemv.hpp), then
 //    the blocked heads over the cache.
 //
+// The steps are written once: project_qkv (Q/K/V and RoPE), for_each_head (each
+// query head with its key/value head) and project_out, over a schedule of rows
+// that says where each row's data lives and which products serve it
+// (sequence_rows: the simple and blocked paths; decode_row_set: the decode
+// path). The token-major path keeps a schedule of its own (transposed tiles,
+// kernels/token_major.hpp) with the same RoPE (apply_rope) and key/value-head
+// mapping (h / heads_per_kv).
+//
 // Keys and values live in a store: the workspace for a whole-sequence forward,
 // a KV cache for a cached one. Per sequence, K^T is [kv_width][ldk] (key j's
 // component f at kt[f * ldk + j]: scores are vectorised along keys; key/value
@@ -219,12 +227,170 @@ struct kv_rows {
 /// Self-attention: no other input.
 struct self_kv {};
 
-/// Q/K/V projections, attention and out_proj of one sequence: n token rows of
-/// x (row stride d_in) at positions offset .. offset+n-1 of the store (kt: K^T
-/// [kv_width][ldk], v: V [num_kv_heads][ldk][head_dim]), output rows of stride
-/// width. Blocked path unless `simple` (constant evaluation or small constant
-/// shapes). The values are projected one key/value-head block at a time (each
-/// element the same sum as in one product over all heads). `weights`: where this
+/// The pipeline's rows: one pass of step 1 (Q/K/V projections and RoPE,
+/// project_qkv) and step 3 (out_proj, project_out) over a set of token rows,
+/// in one of two schedules. Step 2 (the heads, for_each_head) runs per
+/// sequence between them. A schedule says where each row's query, key, value,
+/// context and output are and which product kernels serve them:
+///
+/// sequence_rows: n consecutive token rows of one sequence (x, row stride
+/// d_in) at positions offset .. offset+n-1, keys and values from `src` (the
+/// same rows, or the kv_rows of a cross-attention's other input, whose keys go
+/// to positions offset .. offset+src.rows-1); kernels.hpp's project_rows and
+/// project_rows_t (simple loops, or blocked tiles). Q into query [n][width],
+/// K^T into kt [kv_width][ldk], V into v [num_kv_heads][ldk][head_dim], the
+/// context [n][width] (row stride width) into out [n][width].
+template <class T, class DIn, class N, class Src>
+struct sequence_rows {
+  const T* x;
+  DIn d_in;
+  N n;
+  Src src;
+  T* query;
+  T* kt;
+  T* v;
+  std::size_t ldk;
+  std::size_t offset;
+  const T* context;
+  T* out;
+  std::size_t width;
+  constexpr auto value_dim() const noexcept { return src.value_dim; }
+  template <class Bias, class Cols>
+  constexpr void query_block(const T* w, Bias bias, std::size_t first, Cols cols) const noexcept {
+    project_rows(x, d_in, n, d_in, w, bias, cols, query + first, width);
+  }
+  template <class Bias, class Cols>
+  constexpr void key_block(const T* w, Bias bias, std::size_t first, Cols cols) const noexcept {
+    project_rows_t(src.key, src.key_dim, src.rows, src.key_dim, w, bias, cols,
+                   kt + first * ldk + offset, ldk);
+  }
+  template <class Bias, class HeadDim>
+  constexpr void value_block(const T* w, Bias bias, std::size_t kv,
+                             HeadDim head_dim) const noexcept {
+    project_rows(src.value, src.value_dim, src.rows, src.value_dim, w, bias, head_dim,
+                 v + (kv * ldk + offset) * head_dim, head_dim);
+  }
+  template <class Rope, class Heads, class KvHeads, class HeadDim>
+  constexpr void rotate(const Rope& rope, Heads heads, KvHeads kv_heads,
+                        HeadDim head_dim) const noexcept {
+    apply_rope(rope, query, n, width, 1, heads, head_dim, offset);
+    apply_rope(rope, kt + offset, src.rows, 1, ldk, kv_heads, head_dim, offset);
+  }
+  /// (w_width: the width as the spec has it, a size_c when it is constant)
+  template <class Bias, class Width>
+  constexpr void out_block(const T* w, Bias bias, Width w_width) const noexcept {
+    project_rows(context, width, n, w_width, w, bias, w_width, out, width);
+  }
+};
+
+/// decode_row_set: up to decode_rows token rows of a cached call, by pointer
+/// (any sequences; row k at position pos[k]); gemv::project, matrix-vector
+/// products that read each weight once per gemv::max_rows rows. Row k's query
+/// at qr[k] (width elements), its key in the K^T column kr[k] (stride ldk),
+/// its value of key/value head kv at vr[k] + kv * ldk * head_dim, its context
+/// at cr[k] and its output at orow[k].
+template <class T, class DIn>
+struct decode_row_set {
+  std::size_t rows = 0;
+  DIn d_in;
+  std::size_t width = 0;
+  std::size_t ldk = 0;
+  const T* xr[decode_rows] = {};
+  T* qr[decode_rows] = {};
+  T* kr[decode_rows] = {};
+  T* vr[decode_rows] = {};  // the value row of key/value head 0
+  const T* cr[decode_rows] = {};
+  T* orow[decode_rows] = {};
+  std::size_t pos[decode_rows] = {};
+  constexpr auto value_dim() const noexcept { return d_in; }
+  template <class Bias, class Cols>
+  void query_block(const T* w, Bias bias, std::size_t first, Cols cols) const noexcept {
+    gemv::project<T>(rows, xr, d_in, w, bias_pointer<T>(bias), cols, qr, first, 1);
+  }
+  template <class Bias, class Cols>
+  void key_block(const T* w, Bias bias, std::size_t first, Cols cols) const noexcept {
+    gemv::project<T>(rows, xr, d_in, w, bias_pointer<T>(bias), cols, kr, first, ldk);
+  }
+  template <class Bias, class HeadDim>
+  void value_block(const T* w, Bias bias, std::size_t kv, HeadDim head_dim) const noexcept {
+    T* vh[decode_rows] = {};
+    for (std::size_t k = 0; k < rows; ++k) vh[k] = vr[k] + kv * ldk * head_dim;
+    gemv::project<T>(rows, xr, d_in, w, bias_pointer<T>(bias), head_dim, vh, 0, 1);
+  }
+  template <class Rope, class Heads, class KvHeads, class HeadDim>
+  void rotate(const Rope& rope, Heads heads, KvHeads kv_heads, HeadDim head_dim) const noexcept {
+    for (std::size_t k = 0; k < rows; ++k) {
+      apply_rope(rope, qr[k], 1, width, 1, heads, head_dim, pos[k]);
+      apply_rope(rope, kr[k], 1, 1, ldk, kv_heads, head_dim, pos[k]);
+    }
+  }
+  template <class Bias, class Width>
+  void out_block(const T* w, Bias bias, Width w_width) const noexcept {
+    gemv::project<T>(rows, cr, width, w, bias_pointer<T>(bias), w_width, orow, 0, 1);
+  }
+};
+
+/// Step 1: the rows' Q, K and V projections, group by group (Q and K of group
+/// g's heads, columns [g * group_width, ...) and [g * kv_group_width, ...)),
+/// RoPE on Q and K, then V one key/value-head block at a time (each element
+/// the same sum as in one product over all heads).
+template <class Spec, class Rows>
+constexpr void project_qkv(const Spec& s, const Rows& rows) noexcept {
+  const auto gw = s.group_width();
+  const auto kgw = s.kv_group_width();
+  const auto hpg = size_div(s.num_kv_heads, s.groups);  // key/value heads per group
+  for_each_index(s.groups, [&](auto g) {
+    const auto w = s.group(g);
+    rows.query_block(w.query, w.query_bias, g * gw, gw);
+    rows.key_block(w.key, w.key_bias, g * kgw, kgw);
+  });
+  if constexpr (Spec::has_rope)  // queries and keys rotated by their positions
+    rows.rotate(s.rope, s.num_heads, s.num_kv_heads, s.head_dim);
+  for_each_index(s.num_kv_heads, [&](auto k) {  // V: one block per key/value head
+    const auto w = s.group(size_div(k, hpg));
+    const std::size_t kk = k % hpg;  // the head's index in its group
+    rows.value_block(w.value + kk * s.head_dim * rows.value_dim(),
+                     bias_offset(w.value_bias, kk * s.head_dim), k, s.head_dim);
+  });
+}
+
+/// Step 2, for one sequence: head(h, kv, op) for every query head h, kv = h /
+/// heads_per_kv its key/value head (a size_c in the fixed-size modules'
+/// fold), op its operands: its query columns of query [rows][width], its keys
+/// (rows of kt [kv_width][ldk]), its values (block kv of v
+/// [num_kv_heads][ldk][head_dim]) and its context columns of context
+/// [rows][width].
+template <class Spec, class Head>
+constexpr void for_each_head(const Spec& s, const typename Spec::value_type* query,
+                             const typename Spec::value_type* kt,
+                             const typename Spec::value_type* v, std::size_t ldk,
+                             typename Spec::value_type* context, Head head) noexcept {
+  const std::size_t width = s.width();
+  const auto hpk = s.heads_per_kv();
+  for_each_index(s.num_heads, [&](auto h) {
+    const auto kv = size_div(h, hpk);  // the head's key/value head
+    const std::size_t c = h * s.head_dim;
+    const std::size_t ck = kv * s.head_dim;
+    head(h, kv,
+         head_operands<typename Spec::value_type>{query + c, width, kt + ck * ldk, ldk,
+                                                  v + kv * ldk * s.head_dim, s.head_dim,
+                                                  context + c, width});
+  });
+}
+
+/// Step 3: out = context out_proj^T + b for the rows (nothing when the module
+/// has no out_proj: the heads wrote their context into the output).
+template <class Spec, class Rows>
+constexpr void project_out(const Spec& s, const Rows& rows) noexcept {
+  if constexpr (Spec::has_out_proj)
+    rows.out_block(s.out_proj.weight, s.out_proj.bias, s.width());
+}
+
+/// The pipeline for one sequence: n token rows of x (row stride d_in) at
+/// positions offset .. offset+n-1 of the store (kt: K^T [kv_width][ldk], v: V
+/// [num_kv_heads][ldk][head_dim]), output rows of stride width; steps 1-3 in
+/// the sequence_rows schedule. Heads: blocked kernels unless `simple`
+/// (constant evaluation or small constant shapes). `weights`: where this
 /// sequence's attention weights go (weights_out, already at this sequence).
 /// `source`: self_kv, or the kv_rows of a cross-attention's key/value input
 /// (offset 0, its keys at store positions 0..rows-1).
@@ -246,38 +412,14 @@ constexpr void sequence_forward(const Spec& s, const typename Spec::value_type* 
   }();
   // the score policy: the cached keys and the new ones (self), or the other input's
   const auto policy = Spec::scores::over(offset + static_cast<std::size_t>(src.rows));
-  const auto width = s.width();
-  const auto gw = s.group_width();
-  const auto kgw = s.kv_group_width();
   const auto hpg = size_div(s.num_kv_heads, s.groups);  // key/value heads per group
-  const auto hpk = s.heads_per_kv();
-  for_each_index(s.groups, [&](auto g) {
-    const auto w = s.group(g);
-    project_rows(x, s.d_in, n, s.d_in, w.query, w.query_bias, gw, scratch.query + g * gw, width);
-    project_rows_t(src.key, src.key_dim, src.rows, src.key_dim, w.key, w.key_bias, kgw,
-                   kt + g * kgw * ldk + offset, ldk);
-  });
-  if constexpr (Spec::has_rope) {  // queries and keys rotated by their positions
-    apply_rope(s.rope, scratch.query, n, width, 1, s.num_heads, s.head_dim, offset);
-    apply_rope(s.rope, kt + offset, src.rows, 1, ldk, s.num_kv_heads, s.head_dim, offset);
-  }
-  for_each_index(s.num_kv_heads, [&](auto k) {  // V: one block per key/value head
-    const auto w = s.group(size_div(k, hpg));
-    const std::size_t kk = k % hpg;  // the head's index in its group
-    project_rows(src.value, src.value_dim, src.rows, src.value_dim,
-                 w.value + kk * s.head_dim * src.value_dim,
-                 bias_offset(w.value_bias, kk * s.head_dim), s.head_dim,
-                 v + (k * ldk + offset) * s.head_dim, s.head_dim);
-  });
   T* const context = Spec::has_out_proj ? scratch.context : out;
-  for_each_index(s.num_heads, [&](auto h) {
+  const sequence_rows<T, decltype(s.d_in), N, decltype(src)> rows{
+      x, s.d_in, n, src, scratch.query, kt, v, ldk, offset, context, out, s.width()};
+  project_qkv(s, rows);
+  for_each_head(s, scratch.query, kt, v, ldk, context, [&](auto h, auto k, const head_operands<T>& op) {
     // the dropout probability of the head's group (the wrapper's heads have their own)
-    const auto k = size_div(h, hpk);  // the head's key/value head
     const auto drop = make_dropout(s.group(size_div(k, hpg)).dropout, seed, training);
-    const std::size_t c = h * s.head_dim;
-    const std::size_t ck = k * s.head_dim;
-    const head_operands<T> op{scratch.query + c, width, kt + ck * ldk, ldk,
-                              v + k * ldk * s.head_dim, s.head_dim, context + c, width};
     const std::size_t hh = h;
     const weights_sink<T> sink{
         weights.base == nullptr ? nullptr : weights.base + hh * weights.head_stride, weights.ld,
@@ -297,8 +439,7 @@ constexpr void sequence_forward(const Spec& s, const typename Spec::value_type* 
       for (std::size_t j = 0; j < weights.ld; ++j)
         weights.base[i * weights.ld + j] = fp::div(weights.base[i * weights.ld + j], heads);
   }
-  if constexpr (Spec::has_out_proj)
-    project_rows(context, width, n, width, s.out_proj.weight, s.out_proj.bias, width, out, width);
+  project_out(s, rows);
 }
 
 /// True when the token-major path serves this spec at run time (float
@@ -517,52 +658,32 @@ inline void forward_cached(const Spec& s, const typename Spec::value_type* x, st
     return;
   }
   // Decode: the m = batch * n rows (r = b * n + i) in chunks of decode_rows,
-  // each chunk's projections in one pass over each weight (per gemv::max_rows rows).
+  // each chunk's projections in one pass over each weight (per gemv::max_rows
+  // rows), the decode_row_set schedule; the heads per sequence over the cache.
   const std::size_t m = batch * n;
   T* const query = ws;                // [m][width]
   T* const context = ws + m * width;  // [m][width]
-  const auto hpg = size_div(s.num_kv_heads, s.groups);  // key/value heads per group
-  const auto hpk = s.heads_per_kv();
-  const std::size_t gw = s.group_width();
-  const std::size_t kgw = s.kv_group_width();
-  const auto seq = [n](std::size_t r) { return r / n; };
-  const auto pos = [n, offset](std::size_t r) { return offset + r % n; };
-  for (std::size_t r0 = 0; r0 < m; r0 += decode_rows) {
-    const std::size_t rows = m - r0 < decode_rows ? m - r0 : decode_rows;
-    const T* xr[decode_rows] = {};
-    T* qr[decode_rows] = {};
-    T* kr[decode_rows] = {};  // the row's column of K^T
-    T* vr[decode_rows] = {};  // the row's value row of head 0
-    for (std::size_t k = 0; k < rows; ++k) {
+  const auto chunk = [&](std::size_t r0) {
+    decode_row_set<T, decltype(s.d_in)> rows{};
+    rows.rows = m - r0 < decode_rows ? m - r0 : decode_rows;
+    rows.d_in = s.d_in;
+    rows.width = width;
+    rows.ldk = store.ldk;
+    for (std::size_t k = 0; k < rows.rows; ++k) {
       const std::size_t r = r0 + k;
-      const std::size_t b = seq(r);
-      xr[k] = x + b * x_batch + (r % n) * s.d_in;
-      qr[k] = query + r * width;
-      kr[k] = store.key_t + b * store.batch_stride + pos(r);
-      vr[k] = store.value + b * store.batch_stride + pos(r) * s.head_dim;
+      const std::size_t b = r / n;
+      const std::size_t pos = offset + r % n;
+      rows.xr[k] = x + b * x_batch + (r % n) * s.d_in;
+      rows.qr[k] = query + r * width;
+      rows.kr[k] = store.key_t + b * store.batch_stride + pos;  // the row's column of K^T
+      rows.vr[k] = store.value + b * store.batch_stride + pos * s.head_dim;
+      rows.cr[k] = context + r * width;
+      rows.orow[k] = out + b * out_batch + (r % n) * width;
+      rows.pos[k] = pos;
     }
-    for_each_index(s.groups, [&](auto g) {
-      const auto w = s.group(g);
-      gemv::project<T>(rows, xr, s.d_in, w.query, bias_pointer<T>(w.query_bias), gw, qr, g * gw, 1);
-      gemv::project<T>(rows, xr, s.d_in, w.key, bias_pointer<T>(w.key_bias), kgw, kr, g * kgw,
-                       store.ldk);
-    });
-    if constexpr (Spec::has_rope) {  // each row's query and key rotated by its position
-      for (std::size_t k = 0; k < rows; ++k) {
-        apply_rope(s.rope, qr[k], 1, width, 1, s.num_heads, s.head_dim, pos(r0 + k));
-        apply_rope(s.rope, kr[k], 1, 1, store.ldk, s.num_kv_heads, s.head_dim, pos(r0 + k));
-      }
-    }
-    for_each_index(s.num_kv_heads, [&](auto kv) {  // V: one block per key/value head
-      const auto w = s.group(size_div(kv, hpg));
-      const std::size_t kk = kv % hpg;  // the head's index in its group
-      T* vh[decode_rows] = {};
-      for (std::size_t k = 0; k < rows; ++k) vh[k] = vr[k] + kv * store.ldk * s.head_dim;
-      gemv::project<T>(rows, xr, s.d_in, w.value + kk * s.head_dim * s.d_in,
-                       bias_pointer<T>(bias_offset(w.value_bias, kk * s.head_dim)), s.head_dim, vh,
-                       0, 1);
-    });
-  }
+    return rows;
+  };
+  for (std::size_t r0 = 0; r0 < m; r0 += decode_rows) project_qkv(s, chunk(r0));
   // (a run-time inactive dropout_state and a bool `training` above, not the
   // compile-time no-dropout types: the KV-cache forward then shares the
   // general path's instantiations with the training forwards instead of
@@ -572,35 +693,18 @@ inline void forward_cached(const Spec& s, const typename Spec::value_type* x, st
   const auto policy = Spec::scores::over(offset + n);  // the cached keys and the new ones
   for (std::size_t b = 0; b < batch; ++b) {
     T* const ctx = Spec::has_out_proj ? context + b * n * width : out + b * out_batch;
-    const T* const kt = store.key_t + b * store.batch_stride;
-    const T* const v = store.value + b * store.batch_stride;
-    for_each_index(s.num_heads, [&](auto h) {
-      const std::size_t c = h * s.head_dim;
-      const auto kv = size_div(h, hpk);  // the head's key/value head
-      const std::size_t ck = kv * s.head_dim;
-      const head_operands<T> op{query + b * n * width + c, width, kt + ck * store.ldk, store.ldk,
-                                v + kv * store.ldk * s.head_dim, s.head_dim, ctx + c, width};
-      if (n == 1)
-        attention_head_decode(op, offset, s.head_dim, s.divisor, scores, policy, h);
-      else
-        attention_head_blocked(op, n, offset, s.head_dim, s.divisor, no_dropout, b, h, scores,
-                               ld_scores, policy);
-    });
+    for_each_head(s, query + b * n * width, store.key_t + b * store.batch_stride,
+                  store.value + b * store.batch_stride, store.ldk, ctx,
+                  [&](auto h, auto, const head_operands<T>& op) {
+                    if (n == 1)
+                      attention_head_decode(op, offset, s.head_dim, s.divisor, scores, policy, h);
+                    else
+                      attention_head_blocked(op, n, offset, s.head_dim, s.divisor, no_dropout, b,
+                                             h, scores, ld_scores, policy);
+                  });
   }
-  if constexpr (Spec::has_out_proj) {
-    for (std::size_t r0 = 0; r0 < m; r0 += decode_rows) {
-      const std::size_t rows = m - r0 < decode_rows ? m - r0 : decode_rows;
-      const T* cr[decode_rows] = {};
-      T* orow[decode_rows] = {};
-      for (std::size_t k = 0; k < rows; ++k) {
-        const std::size_t r = r0 + k;
-        cr[k] = context + r * width;
-        orow[k] = out + seq(r) * out_batch + (r % n) * width;
-      }
-      gemv::project<T>(rows, cr, width, s.out_proj.weight, bias_pointer<T>(s.out_proj.bias), width,
-                       orow, 0, 1);
-    }
-  }
+  if constexpr (Spec::has_out_proj)
+    for (std::size_t r0 = 0; r0 < m; r0 += decode_rows) project_out(s, chunk(r0));
 }
 
 }  // namespace MHA_DETAIL_ISA
