@@ -417,7 +417,8 @@ constexpr void sequence_forward(const Spec& s, const typename Spec::value_type* 
   const sequence_rows<T, decltype(s.d_in), N, decltype(src)> rows{
       x, s.d_in, n, src, scratch.query, kt, v, ldk, offset, context, out, s.width()};
   project_qkv(s, rows);
-  for_each_head(s, scratch.query, kt, v, ldk, context, [&](auto h, auto k, const head_operands<T>& op) {
+  for_each_head(s, scratch.query, kt, v, ldk, context,
+                [&](auto h, auto k, const head_operands<T>& op) {
     // the dropout probability of the head's group (the wrapper's heads have their own)
     const auto drop = make_dropout(s.group(size_div(k, hpg)).dropout, seed, training);
     const std::size_t hh = h;
@@ -663,12 +664,13 @@ inline void forward_cached(const Spec& s, const typename Spec::value_type* x, st
   const std::size_t m = batch * n;
   T* const query = ws;                // [m][width]
   T* const context = ws + m * width;  // [m][width]
-  const auto chunk = [&](std::size_t r0) {
-    decode_row_set<T, decltype(s.d_in)> rows{};
+  // one row set, filled for each chunk in place (its pointers are all it holds)
+  decode_row_set<T, decltype(s.d_in)> rows{};
+  rows.d_in = s.d_in;
+  rows.width = width;
+  rows.ldk = store.ldk;
+  const auto select = [&](std::size_t r0) {
     rows.rows = m - r0 < decode_rows ? m - r0 : decode_rows;
-    rows.d_in = s.d_in;
-    rows.width = width;
-    rows.ldk = store.ldk;
     for (std::size_t k = 0; k < rows.rows; ++k) {
       const std::size_t r = r0 + k;
       const std::size_t b = r / n;
@@ -681,9 +683,11 @@ inline void forward_cached(const Spec& s, const typename Spec::value_type* x, st
       rows.orow[k] = out + b * out_batch + (r % n) * width;
       rows.pos[k] = pos;
     }
-    return rows;
   };
-  for (std::size_t r0 = 0; r0 < m; r0 += decode_rows) project_qkv(s, chunk(r0));
+  for (std::size_t r0 = 0; r0 < m; r0 += decode_rows) {
+    select(r0);
+    project_qkv(s, rows);
+  }
   // (a run-time inactive dropout_state and a bool `training` above, not the
   // compile-time no-dropout types: the KV-cache forward then shares the
   // general path's instantiations with the training forwards instead of
@@ -703,8 +707,12 @@ inline void forward_cached(const Spec& s, const typename Spec::value_type* x, st
                                              h, scores, ld_scores, policy);
                   });
   }
-  if constexpr (Spec::has_out_proj)
-    for (std::size_t r0 = 0; r0 < m; r0 += decode_rows) project_out(s, chunk(r0));
+  if constexpr (Spec::has_out_proj) {
+    for (std::size_t r0 = 0; r0 < m; r0 += decode_rows) {
+      select(r0);
+      project_out(s, rows);
+    }
+  }
 }
 
 }  // namespace MHA_DETAIL_ISA
