@@ -202,6 +202,30 @@ TEST_CASE("non-causal: fused twin, blocked path, constant evaluation and trainin
     const auto x = input_of<float, 2, 5, 8>(fx);
     CHECK(mha_test::same_bits(m.forward(x), f.forward(x)));
   }
+  SECTION("attention_scores{.mask = none} is the module of attention_mask::none") {
+    constexpr mha::attention_scores options{.mask = none};
+    using M = mha::multi_head_attention<float, 8, 8, 5, 2, true, none>;
+    using S = mha::multi_head_attention<float, 8, 8, 5, 2, true, options>;
+    STATIC_REQUIRE(S::scores == options);
+    STATIC_REQUIRE(M::scores == options);
+    STATIC_REQUIRE(S::mask == none);
+    STATIC_REQUIRE(!S::is_causal);
+    STATIC_REQUIRE(mha::multi_head_attention<float, 8, 8, 5, 2>::scores ==
+                   mha::attention_scores{});
+    const auto fx = variant_fixture::load<float>(variants_dir / "self_f32_e8_h2_n5_b2.json");
+    M m{};
+    load(m, fx);
+    S s{};
+    mha::copy_parameters(m, s);
+    const auto x = input_of<float, 2, 5, 8>(fx);
+    CHECK(mha_test::same_bits(m.forward(x), s.forward(x)));
+    mha::dynamic::multi_head_attention<float, options> d(8, 8, 5, 2, true);
+    STATIC_REQUIRE(!decltype(d)::is_causal);
+    mha::copy_parameters(m, d);
+    mha::dynamic::tensor<float> xd({2, 5, 8});
+    std::copy(x.data(), x.data() + x.size, xd.data());
+    CHECK(mha_test::same_bits(m.forward(x), d.forward(xd)));
+  }
   SECTION("a shape past the small-shape path: fixed equals dynamic, every key is read") {
     using M = mha::multi_head_attention<float, 32, 32, 40, 4, true, none>;
     auto m = std::make_unique<M>();

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <type_traits>
 
-#include <mha/attention_mask.hpp>
+#include <mha/attention_scores.hpp>
 #include <mha/block_layout.hpp>
 #include <mha/block_view.hpp>
 #include <mha/detail/api/contracts.hpp>
@@ -48,7 +48,7 @@ namespace mha {
 /// MHA_DETAIL_FORWARD_OVERLOADS (input rank/extents/type, N > ContextLength,
 /// output shape, workspace shape, stack workspace limit).
 template <class T, std::size_t DIn, std::size_t DOut, std::size_t ContextLength,
-          bool QkvBias = false, attention_mask Mask = attention_mask::causal>
+          bool QkvBias = false, auto Scores = attention_mask::causal>
 struct causal_attention {
   static_assert(detail::float_or_double<T>,
                 "mha::causal_attention: T must be float or double");
@@ -73,11 +73,16 @@ struct causal_attention {
   /// DIn: only multi_head_attention takes another kdim / vdim).
   static constexpr std::size_t key_dim = DIn;
   static constexpr std::size_t value_dim = DIn;
-  /// Which keys a query attends to (template parameter Mask): causal, the
-  /// default, or none (every key; no KV-cache forward). See mha::attention_mask.
-  static constexpr attention_mask mask = Mask;
+  static_assert(detail::scores_argument<decltype(Scores)>,
+                "mha::causal_attention: Scores must be an mha::attention_mask or an mha::attention_scores");
+  /// The score options (template parameter Scores; an attention_mask m means
+  /// attention_scores{.mask = m}). See mha::attention_scores.
+  static constexpr attention_scores scores = detail::checked_scores<Scores>;
+  /// Which keys a query attends to: causal, the default, or none (every key;
+  /// no KV-cache forward). See mha::attention_mask.
+  static constexpr attention_mask mask = scores.mask;
   /// mask == attention_mask::causal (PyTorch's is_causal).
-  static constexpr bool is_causal = Mask == attention_mask::causal;
+  static constexpr bool is_causal = mask == attention_mask::causal;
   /// The members for mha::for_each_parameter, as the book's CausalAttention's
   /// named_parameters() (`mask` is a buffer, no parameter).
   static constexpr auto parameter_description() noexcept {
@@ -153,7 +158,7 @@ struct causal_attention {
   /// Assigning a causal_attention of another element type, shape or bias
   /// setting (e.g. to a wrapper's head<H>()) is a compile-time error with our
   /// message; same-type assignment uses the implicit copy assignment.
-  template <class U, std::size_t I, std::size_t O, std::size_t C, bool B, attention_mask M>
+  template <class U, std::size_t I, std::size_t O, std::size_t C, bool B, auto M>
   constexpr causal_attention& operator=(const causal_attention<U, I, O, C, B, M>&) noexcept {
     static_assert(detail::same_module_type<causal_attention<U, I, O, C, B, M>, causal_attention>,
                   "mha::causal_attention: cannot assign a causal_attention of a different element "
@@ -165,7 +170,7 @@ struct causal_attention {
   /// The module for the orchestration (detail/engine/attention.hpp): one head of
   /// width DOut, no out_proj (the head's context is the output).
   constexpr auto spec_() const noexcept {
-    return detail::make_spec<T, is_causal>(
+    return detail::make_spec<T, scores>(
         detail::size_c<detail::at_least_1<DIn>>{}, detail::size_c<detail::at_least_1<DOut>>{},
         detail::size_c<1>{}, detail::size_c<1>{},
         [this](auto) {

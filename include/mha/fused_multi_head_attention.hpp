@@ -9,7 +9,7 @@
 #include <type_traits>
 #include <utility>
 
-#include <mha/attention_mask.hpp>
+#include <mha/attention_scores.hpp>
 #include <mha/block_layout.hpp>
 #include <mha/block_view.hpp>
 #include <mha/detail/engine/attention.hpp>
@@ -79,7 +79,7 @@ consteval std::size_t fused_head_block() noexcept {
 /// (MHA_DETAIL_FORWARD_OVERLOADS).
 template <class T, std::size_t DIn, std::size_t DOut, std::size_t ContextLength,
           std::size_t NumHeads, bool QkvBias = false,
-          attention_mask Mask = attention_mask::causal>
+          auto Scores = attention_mask::causal>
 struct fused_multi_head_attention {
   static_assert(detail::float_or_double<T>,
                 "mha::fused_multi_head_attention: T must be float or double");
@@ -120,11 +120,16 @@ struct fused_multi_head_attention {
   /// DIn: only multi_head_attention takes another kdim / vdim).
   static constexpr std::size_t key_dim = DIn;
   static constexpr std::size_t value_dim = DIn;
-  /// Which keys a query attends to (template parameter Mask): causal, the
-  /// default, or none (every key; no KV-cache forward). See mha::attention_mask.
-  static constexpr attention_mask mask = Mask;
+  static_assert(detail::scores_argument<decltype(Scores)>,
+                "mha::fused_multi_head_attention: Scores must be an mha::attention_mask or an mha::attention_scores");
+  /// The score options (template parameter Scores; an attention_mask m means
+  /// attention_scores{.mask = m}). See mha::attention_scores.
+  static constexpr attention_scores scores = detail::checked_scores<Scores>;
+  /// Which keys a query attends to: causal, the default, or none (every key;
+  /// no KV-cache forward). See mha::attention_mask.
+  static constexpr attention_mask mask = scores.mask;
   /// mask == attention_mask::causal (PyTorch's is_causal).
-  static constexpr bool is_causal = Mask == attention_mask::causal;
+  static constexpr bool is_causal = mask == attention_mask::causal;
   /// Same count as multi_head_attention: 3*(DOut*DIn + (QkvBias ? DOut : 0)) + DOut*DOut + DOut.
   /// (The sum over the parameter walk, mha/parameters.hpp.)
   static constexpr std::size_t parameter_count =
@@ -228,7 +233,7 @@ struct fused_multi_head_attention {
   /// 1, 2 of the fused weight (each [DOut][DIn], contiguous rows).
   constexpr auto spec_() const noexcept {
     constexpr std::size_t block = DOut * DIn;
-    return detail::make_spec<T, is_causal>(
+    return detail::make_spec<T, scores>(
         detail::size_c<DIn>{}, detail::size_c<layout_head_dim_>{},
         detail::size_c<layout_num_heads_>{},
         detail::size_c<1>{},
@@ -258,10 +263,10 @@ struct fused_multi_head_attention {
 ///
 /// Precondition: `out` and `m` do not overlap. Usable in constant expressions.
 template <class T, std::size_t DIn, std::size_t DOut, std::size_t ContextLength,
-          std::size_t NumHeads, bool QkvBias, attention_mask Mask>
+          std::size_t NumHeads, bool QkvBias, auto Scores>
 MHA_DETAIL_ISA_TAG constexpr void fuse_qkv(
-    const multi_head_attention<T, DIn, DOut, ContextLength, NumHeads, QkvBias, Mask>& m,
-    fused_multi_head_attention<T, DIn, DOut, ContextLength, NumHeads, QkvBias, Mask>& out) noexcept {
+    const multi_head_attention<T, DIn, DOut, ContextLength, NumHeads, QkvBias, Scores>& m,
+    fused_multi_head_attention<T, DIn, DOut, ContextLength, NumHeads, QkvBias, Scores>& out) noexcept {
   const linear<T, DIn, DOut, QkvBias>* parts[3] = {&m.w_query, &m.w_key, &m.w_value};
   for (std::size_t p = 0; p < 3; ++p) {
     for (std::size_t i = 0; i < DOut * DIn; ++i)
@@ -282,11 +287,11 @@ MHA_DETAIL_ISA_TAG constexpr void fuse_qkv(
 /// exceeds MHA_STACK_WORKSPACE_LIMIT bytes ..."; use fuse_qkv(m, out) with `out` in
 /// owned storage.
 template <class T, std::size_t DIn, std::size_t DOut, std::size_t ContextLength,
-          std::size_t NumHeads, bool QkvBias, attention_mask Mask>
+          std::size_t NumHeads, bool QkvBias, auto Scores>
 MHA_DETAIL_ISA_TAG
-constexpr fused_multi_head_attention<T, DIn, DOut, ContextLength, NumHeads, QkvBias, Mask>
-fuse_qkv(const multi_head_attention<T, DIn, DOut, ContextLength, NumHeads, QkvBias, Mask>& m) noexcept {
-  using fused = fused_multi_head_attention<T, DIn, DOut, ContextLength, NumHeads, QkvBias, Mask>;
+constexpr fused_multi_head_attention<T, DIn, DOut, ContextLength, NumHeads, QkvBias, Scores>
+fuse_qkv(const multi_head_attention<T, DIn, DOut, ContextLength, NumHeads, QkvBias, Scores>& m) noexcept {
+  using fused = fused_multi_head_attention<T, DIn, DOut, ContextLength, NumHeads, QkvBias, Scores>;
   static_assert(detail::at_most<sizeof(fused), MHA_STACK_WORKSPACE_LIMIT>,
                 "mha::fuse_qkv: the fused model exceeds MHA_STACK_WORKSPACE_LIMIT bytes, too large "
                 "to return by value (a stack temporary); use fuse_qkv(m, out) with out in owned "

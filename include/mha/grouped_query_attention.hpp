@@ -10,7 +10,7 @@
 #include <type_traits>
 #include <utility>
 
-#include <mha/attention_mask.hpp>
+#include <mha/attention_scores.hpp>
 #include <mha/block_layout.hpp>
 #include <mha/block_view.hpp>
 #include <mha/detail/engine/attention.hpp>
@@ -91,7 +91,7 @@ inline constexpr bool rope_positions_within_range = ContextLength <= (std::size_
 /// ContextLength above 2^20; and those of forward (MHA_DETAIL_FORWARD_OVERLOADS).
 template <class T, std::size_t DIn, std::size_t DOut, std::size_t ContextLength,
           std::size_t NumHeads, std::size_t NumKvHeads, bool QkvBias = false,
-          class Rope = no_rope, attention_mask Mask = attention_mask::causal>
+          class Rope = no_rope, auto Scores = attention_mask::causal>
 struct grouped_query_attention {
   static_assert(detail::float_or_double<T>,
                 "mha::grouped_query_attention: T must be float or double");
@@ -130,11 +130,16 @@ struct grouped_query_attention {
   /// DIn: only multi_head_attention takes another kdim / vdim).
   static constexpr std::size_t key_dim = DIn;
   static constexpr std::size_t value_dim = DIn;
-  /// Which keys a query attends to (template parameter Mask): causal, the
-  /// default, or none (every key; no KV-cache forward). See mha::attention_mask.
-  static constexpr attention_mask mask = Mask;
+  static_assert(detail::scores_argument<decltype(Scores)>,
+                "mha::grouped_query_attention: Scores must be an mha::attention_mask or an mha::attention_scores");
+  /// The score options (template parameter Scores; an attention_mask m means
+  /// attention_scores{.mask = m}). See mha::attention_scores.
+  static constexpr attention_scores scores = detail::checked_scores<Scores>;
+  /// Which keys a query attends to: causal, the default, or none (every key;
+  /// no KV-cache forward). See mha::attention_mask.
+  static constexpr attention_mask mask = scores.mask;
   /// mask == attention_mask::causal (PyTorch's is_causal).
-  static constexpr bool is_causal = Mask == attention_mask::causal;
+  static constexpr bool is_causal = mask == attention_mask::causal;
   static constexpr bool has_rope = detail::is_rope<Rope>;  ///< Rope is an mha::rope<Theta>
   /// RoPE's base (0 without RoPE).
   static constexpr std::size_t rope_theta_base = detail::rope_theta_of<Rope>;
@@ -272,7 +277,7 @@ struct grouped_query_attention {
   /// The module for the orchestration (detail/engine/attention.hpp): one group of
   /// NumHeads query heads and NumKvHeads key/value heads, RoPE, out_proj.
   constexpr auto spec_() const noexcept {
-    return detail::make_grouped_spec<T, is_causal>(
+    return detail::make_grouped_spec<T, scores>(
         detail::size_c<DIn>{}, detail::size_c<layout_head_dim_>{},
         detail::size_c<layout_num_heads_>{}, detail::size_c<layout_kv_heads_>{},
         [this](auto) {

@@ -11,6 +11,7 @@
 
 #include <mha/block_layout.hpp>
 #include <mha/attention_mask.hpp>
+#include <mha/attention_scores.hpp>
 #include <mha/attention_module.hpp>
 #include <mha/block_view.hpp>
 #include <mha/causal_attention.hpp>

@@ -8,7 +8,7 @@
 #include <type_traits>
 #include <utility>
 
-#include <mha/attention_mask.hpp>
+#include <mha/attention_scores.hpp>
 #include <mha/block_layout.hpp>
 #include <mha/block_view.hpp>
 #include <mha/detail/engine/attention.hpp>
@@ -58,7 +58,7 @@ namespace mha {
 /// NumHeads; and those of forward (MHA_DETAIL_FORWARD_OVERLOADS).
 template <class T, std::size_t DIn, std::size_t DOut, std::size_t ContextLength,
           std::size_t NumHeads, bool QkvBias = false,
-          attention_mask Mask = attention_mask::causal, std::size_t KDim = DIn,
+          auto Scores = attention_mask::causal, std::size_t KDim = DIn,
           std::size_t VDim = DIn>
 struct multi_head_attention {
   static_assert(detail::float_or_double<T>,
@@ -76,7 +76,7 @@ struct multi_head_attention {
   // (KDim and VDim default to DIn: a zero DIn is reported once, above)
   static_assert(KDim > 0 || DIn == 0, "mha::multi_head_attention: KDim must be greater than 0");
   static_assert(VDim > 0 || DIn == 0, "mha::multi_head_attention: VDim must be greater than 0");
-  static_assert(Mask == attention_mask::none || (KDim == DIn && VDim == DIn),
+  static_assert(detail::scores_of(Scores).mask == attention_mask::none || (KDim == DIn && VDim == DIn),
                 "mha::multi_head_attention: KDim and VDim other than DIn need Mask = "
                 "attention_mask::none (only cross-attention reads them)");
 
@@ -107,11 +107,16 @@ struct multi_head_attention {
   static constexpr std::size_t key_dim = KDim;
   /// Features of a value input row (PyTorch's vdim; = DIn unless given).
   static constexpr std::size_t value_dim = VDim;
-  /// Which keys a query attends to (template parameter Mask): causal, the
-  /// default, or none (every key; no KV-cache forward). See mha::attention_mask.
-  static constexpr attention_mask mask = Mask;
+  static_assert(detail::scores_argument<decltype(Scores)>,
+                "mha::multi_head_attention: Scores must be an mha::attention_mask or an mha::attention_scores");
+  /// The score options (template parameter Scores; an attention_mask m means
+  /// attention_scores{.mask = m}). See mha::attention_scores.
+  static constexpr attention_scores scores = detail::checked_scores<Scores>;
+  /// Which keys a query attends to: causal, the default, or none (every key;
+  /// no KV-cache forward). See mha::attention_mask.
+  static constexpr attention_mask mask = scores.mask;
   /// mask == attention_mask::causal (PyTorch's is_causal).
-  static constexpr bool is_causal = Mask == attention_mask::causal;
+  static constexpr bool is_causal = mask == attention_mask::causal;
   /// Trainable parameters: 3 * (DOut*DIn + (QkvBias ? DOut : 0)) + DOut*DOut + DOut.
   /// GPT-2 small (768, 768, 12 heads, no qkv bias): 2,360,064 (book Exercise 3.3).
   /// (The sum over the parameter walk, mha/parameters.hpp.)
@@ -225,7 +230,7 @@ struct multi_head_attention {
   /// The module for the orchestration (detail/engine/attention.hpp): one group of
   /// NumHeads heads whose weight rows are the heads' splits, and out_proj.
   constexpr auto spec_() const noexcept {
-    return detail::make_spec<T, is_causal>(
+    return detail::make_spec<T, scores>(
         detail::size_c<DIn>{}, detail::size_c<layout_head_dim_>{}, detail::size_c<layout_num_heads_>{},
         detail::size_c<1>{},
         [this](auto) {

@@ -11,7 +11,7 @@
 #include <boost/hana/at.hpp>
 #include <boost/hana/tuple.hpp>
 
-#include <mha/attention_mask.hpp>
+#include <mha/attention_scores.hpp>
 #include <mha/block_layout.hpp>
 #include <mha/block_view.hpp>
 #include <mha/causal_attention.hpp>
@@ -56,13 +56,13 @@ struct repeated_tuple<X, std::index_sequence<I...>> {
 /// those of causal_attention and of forward.
 template <class T, std::size_t DIn, std::size_t DOut, std::size_t ContextLength,
           std::size_t NumHeads, bool QkvBias = false,
-          attention_mask Mask = attention_mask::causal>
+          auto Scores = attention_mask::causal>
 struct multi_head_attention_wrapper {
   static_assert(detail::greater_than_zero<NumHeads>,
                 "mha::multi_head_attention_wrapper: NumHeads must be greater than 0");
 
   /// Type of one head.
-  using head_type = causal_attention<T, DIn, DOut, ContextLength, QkvBias, Mask>;
+  using head_type = causal_attention<T, DIn, DOut, ContextLength, QkvBias, Scores>;
   using value_type = T;
   static constexpr std::size_t d_in = DIn;
   static constexpr std::size_t d_out = DOut;                     ///< width of each head
@@ -78,11 +78,16 @@ struct multi_head_attention_wrapper {
   /// DIn: only multi_head_attention takes another kdim / vdim).
   static constexpr std::size_t key_dim = DIn;
   static constexpr std::size_t value_dim = DIn;
-  /// Which keys a query attends to (template parameter Mask): causal, the
-  /// default, or none (every key; no KV-cache forward). See mha::attention_mask.
-  static constexpr attention_mask mask = Mask;
+  static_assert(detail::scores_argument<decltype(Scores)>,
+                "mha::multi_head_attention_wrapper: Scores must be an mha::attention_mask or an mha::attention_scores");
+  /// The score options (template parameter Scores; an attention_mask m means
+  /// attention_scores{.mask = m}). See mha::attention_scores.
+  static constexpr attention_scores scores = detail::checked_scores<Scores>;
+  /// Which keys a query attends to: causal, the default, or none (every key;
+  /// no KV-cache forward). See mha::attention_mask.
+  static constexpr attention_mask mask = scores.mask;
   /// mask == attention_mask::causal (PyTorch's is_causal).
-  static constexpr bool is_causal = Mask == attention_mask::causal;
+  static constexpr bool is_causal = mask == attention_mask::causal;
   /// NumHeads * head_type::parameter_count (the sum over the parameter walk).
   static constexpr std::size_t parameter_count =
       detail::params::count<multi_head_attention_wrapper>();
@@ -213,7 +218,7 @@ struct multi_head_attention_wrapper {
   /// [H*DOut, (H+1)*DOut) of Q, K, V), no out_proj (the concatenated context
   /// is the output, torch.cat(dim=-1)).
   constexpr auto spec_() const noexcept {
-    return detail::make_spec<T, is_causal>(
+    return detail::make_spec<T, scores>(
         detail::size_c<detail::at_least_1<DIn>>{}, detail::size_c<detail::at_least_1<DOut>>{},
         detail::size_c<detail::at_least_1<NumHeads>>{}, detail::size_c<detail::at_least_1<NumHeads>>{},
         [this](auto g) {

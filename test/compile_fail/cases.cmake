@@ -117,9 +117,9 @@ set(MHA_COMPILE_FAIL_CASES
   # anything but a bool where a dynamic module's qkv_bias goes (the book's order with an integer
   # dropout); g++ names the deleted constructor's template parameters, which say what is wrong
   # (a "." stands for g++'s "[" and ";": either would break this CMake list)
-  "dynamic_mha_int_dropout|(use of deleted function .*mha::dynamic::multi_head_attention<T, Mask>::multi_head_attention\\(std::size_t, std::size_t, std::size_t, NumHeadsOrIntegerDropout, QkvBiasMustBeBool\\) .with NumHeadsOrIntegerDropout = int. QkvBiasMustBeBool = int|call to deleted constructor of .*const mha::dynamic::multi_head_attention<float>.)"
+  "dynamic_mha_int_dropout|(use of deleted function .*mha::dynamic::multi_head_attention<T, Scores>::multi_head_attention\\(std::size_t, std::size_t, std::size_t, NumHeadsOrIntegerDropout, QkvBiasMustBeBool\\) .with NumHeadsOrIntegerDropout = int. QkvBiasMustBeBool = int|call to deleted constructor of .*const mha::dynamic::multi_head_attention<float>.)"
   "dynamic_linear_int_bias|(use of deleted function .*mha::dynamic::linear<T>::linear\\(std::size_t, std::size_t, WithBiasMustBeBool\\) .with WithBiasMustBeBool = int|call to deleted constructor of .*const mha::dynamic::linear<float>.)"
-  "dynamic_ca_int_dropout|(use of deleted function .*mha::dynamic::causal_attention<T, Mask>::causal_attention\\(std::size_t, std::size_t, std::size_t, DropoutOrQkvBiasMustBeBool\\) .with DropoutOrQkvBiasMustBeBool = int|call to deleted constructor of .*const mha::dynamic::causal_attention<float>.)"
+  "dynamic_ca_int_dropout|(use of deleted function .*mha::dynamic::causal_attention<T, Scores>::causal_attention\\(std::size_t, std::size_t, std::size_t, DropoutOrQkvBiasMustBeBool\\) .with DropoutOrQkvBiasMustBeBool = int|call to deleted constructor of .*const mha::dynamic::causal_attention<float>.)"
   "tensor_view_rank0|mha::tensor_view: rank must be at least 1"
   "tensor_view_zero_extent|mha::tensor_view: every extent must be greater than 0"
   "tensor_view_element_type|mha::tensor_view: T must be float or double"
@@ -149,4 +149,5 @@ set(MHA_COMPILE_FAIL_CASES
   "dynamic_cross_causal|mha::dynamic: forward\\(query, key, value, ...\\): cross-attention needs Mask = attention_mask::none"
   "cross_dims_causal|mha::multi_head_attention: KDim and VDim other than DIn need Mask = attention_mask::none"
   "noncausal_assign|mha::causal_attention: cannot assign a causal_attention of a different element type, shape, qkv bias setting or attention mask"
+  "scores_not_mask|mha::multi_head_attention: Scores must be an mha::attention_mask or an mha::attention_scores"
 )

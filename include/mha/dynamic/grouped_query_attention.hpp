@@ -14,7 +14,7 @@
 #include <type_traits>
 #include <vector>
 
-#include <mha/attention_mask.hpp>
+#include <mha/attention_scores.hpp>
 #include <mha/detail/api/dynamic_checks.hpp>
 #include <mha/detail/api/dynamic_module.hpp>
 #include <mha/detail/api/number_text.hpp>
@@ -53,19 +53,24 @@ struct rope_config {
 /// above 1 or a context_length above 2^20; and the input/output/weight shape
 /// errors of the other modules. A T other than float or double is a
 /// compile-time error.
-template <class T, attention_mask Mask = attention_mask::causal>
-class grouped_query_attention : public detail::dynamic_module<grouped_query_attention<T, Mask>, T> {
-  friend class detail::dynamic_module<grouped_query_attention<T, Mask>, T>;
+template <class T, auto Scores = attention_mask::causal>
+class grouped_query_attention : public detail::dynamic_module<grouped_query_attention<T, Scores>, T> {
+  friend class detail::dynamic_module<grouped_query_attention<T, Scores>, T>;
   static_assert(detail::float_or_double<T>,
                 "mha::dynamic::grouped_query_attention: T must be float or double");
 
  public:
   using value_type = T;
-  /// Which keys a query attends to (template parameter Mask): causal, the
-  /// default, or none (every key; no KV-cache forward). See mha::attention_mask.
-  static constexpr attention_mask mask = Mask;
+  static_assert(detail::scores_argument<decltype(Scores)>,
+                "mha::dynamic::grouped_query_attention: Scores must be an mha::attention_mask or an mha::attention_scores");
+  /// The score options (template parameter Scores; an attention_mask m means
+  /// attention_scores{.mask = m}). See mha::attention_scores.
+  static constexpr attention_scores scores = detail::checked_scores<Scores>;
+  /// Which keys a query attends to: causal, the default, or none (every key;
+  /// no KV-cache forward). See mha::attention_mask.
+  static constexpr attention_mask mask = scores.mask;
   /// mask == attention_mask::causal (PyTorch's is_causal).
-  static constexpr bool is_causal = Mask == attention_mask::causal;
+  static constexpr bool is_causal = mask == attention_mask::causal;
 
   /// A module of d_in input features, d_out output features (num_heads query
   /// heads of d_out / num_heads), num_kv_heads key/value heads, sequences of
@@ -192,7 +197,7 @@ class grouped_query_attention : public detail::dynamic_module<grouped_query_atte
                                              w_value.weight.data(), bias(w_value), dropout};
     const std::size_t hd = head_dim();
     const detail::rope_tables<T> rope{rope_cos_.data(), rope_sin_.data(), rope_.enabled()};
-    return detail::make_grouped_spec<T, is_causal>(
+    return detail::make_grouped_spec<T, scores>(
         d_in_, hd, num_heads_, num_kv_heads_, [w](std::size_t) { return w; },
         detail::out_weights<T, const T*>{out_proj.weight.data(), out_proj.bias.data()},
         static_cast<T>(std::sqrt(static_cast<T>(hd))), rope);

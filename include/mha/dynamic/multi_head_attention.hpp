@@ -12,7 +12,7 @@
 #include <stdexcept>
 #include <string>
 
-#include <mha/attention_mask.hpp>
+#include <mha/attention_scores.hpp>
 #include <mha/detail/kernels/dropout.hpp>
 #include <mha/detail/api/dynamic_checks.hpp>
 #include <mha/detail/api/dynamic_module.hpp>
@@ -48,19 +48,24 @@ struct kv_dims {
 /// ("mha::dynamic::multi_head_attention: T must be float or double"), and so
 /// is anything but a bool as qkv_bias (a deleted constructor: an integer
 /// dropout in the book's order).
-template <class T, attention_mask Mask = attention_mask::causal>
-class multi_head_attention : public detail::dynamic_module<multi_head_attention<T, Mask>, T> {
-  friend class detail::dynamic_module<multi_head_attention<T, Mask>, T>;
+template <class T, auto Scores = attention_mask::causal>
+class multi_head_attention : public detail::dynamic_module<multi_head_attention<T, Scores>, T> {
+  friend class detail::dynamic_module<multi_head_attention<T, Scores>, T>;
   static_assert(detail::float_or_double<T>,
                 "mha::dynamic::multi_head_attention: T must be float or double");
 
  public:
   using value_type = T;
-  /// Which keys a query attends to (template parameter Mask): causal, the
-  /// default, or none (every key; no KV-cache forward). See mha::attention_mask.
-  static constexpr attention_mask mask = Mask;
+  static_assert(detail::scores_argument<decltype(Scores)>,
+                "mha::dynamic::multi_head_attention: Scores must be an mha::attention_mask or an mha::attention_scores");
+  /// The score options (template parameter Scores; an attention_mask m means
+  /// attention_scores{.mask = m}). See mha::attention_scores.
+  static constexpr attention_scores scores = detail::checked_scores<Scores>;
+  /// Which keys a query attends to: causal, the default, or none (every key;
+  /// no KV-cache forward). See mha::attention_mask.
+  static constexpr attention_mask mask = scores.mask;
   /// mask == attention_mask::causal (PyTorch's is_causal).
-  static constexpr bool is_causal = Mask == attention_mask::causal;
+  static constexpr bool is_causal = mask == attention_mask::causal;
 
   /// A module of d_in input features, d_out output features (num_heads heads
   /// of d_out / num_heads), sequences of up to context_length tokens, with
@@ -209,7 +214,7 @@ class multi_head_attention : public detail::dynamic_module<multi_head_attention<
                                              w_key.weight.data(),   bias(w_key),
                                              w_value.weight.data(), bias(w_value), dropout};
     const std::size_t hd = head_dim();
-    return detail::make_spec<T, is_causal>(d_in_, hd, num_heads_, std::size_t{1},
+    return detail::make_spec<T, scores>(d_in_, hd, num_heads_, std::size_t{1},
                                 [w](std::size_t) { return w; },
                                 detail::out_weights<T, const T*>{out_proj.weight.data(),
                                                                  out_proj.bias.data()},

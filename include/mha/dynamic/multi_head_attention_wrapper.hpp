@@ -14,7 +14,7 @@
 #include <type_traits>
 #include <vector>
 
-#include <mha/attention_mask.hpp>
+#include <mha/attention_scores.hpp>
 #include <mha/detail/api/dynamic_checks.hpp>
 #include <mha/detail/api/dynamic_module.hpp>
 #include <mha/dynamic/causal_attention.hpp>
@@ -37,22 +37,27 @@ namespace mha::dynamic {
 /// double is a compile-time error ("mha::dynamic::multi_head_attention_wrapper:
 /// T must be float or double"), and so is anything but a bool as qkv_bias (a
 /// deleted constructor: an integer dropout in the book's order).
-template <class T, attention_mask Mask = attention_mask::causal>
-class multi_head_attention_wrapper : public detail::dynamic_module<multi_head_attention_wrapper<T, Mask>, T> {
-  friend class detail::dynamic_module<multi_head_attention_wrapper<T, Mask>, T>;
+template <class T, auto Scores = attention_mask::causal>
+class multi_head_attention_wrapper : public detail::dynamic_module<multi_head_attention_wrapper<T, Scores>, T> {
+  friend class detail::dynamic_module<multi_head_attention_wrapper<T, Scores>, T>;
   static_assert(detail::float_or_double<T>,
                 "mha::dynamic::multi_head_attention_wrapper: T must be float or double");
 
  public:
   using value_type = T;
-  /// Which keys a query attends to (template parameter Mask): causal, the
-  /// default, or none (every key; no KV-cache forward). See mha::attention_mask.
-  static constexpr attention_mask mask = Mask;
+  static_assert(detail::scores_argument<decltype(Scores)>,
+                "mha::dynamic::multi_head_attention_wrapper: Scores must be an mha::attention_mask or an mha::attention_scores");
+  /// The score options (template parameter Scores; an attention_mask m means
+  /// attention_scores{.mask = m}). See mha::attention_scores.
+  static constexpr attention_scores scores = detail::checked_scores<Scores>;
+  /// Which keys a query attends to: causal, the default, or none (every key;
+  /// no KV-cache forward). See mha::attention_mask.
+  static constexpr attention_mask mask = scores.mask;
   /// mask == attention_mask::causal (PyTorch's is_causal).
-  static constexpr bool is_causal = Mask == attention_mask::causal;
+  static constexpr bool is_causal = mask == attention_mask::causal;
   /// Type of one head: causal_attention<T> (causal_attention<float> when T
   /// is not float or double: the one error is the static_assert above).
-  using head_type = causal_attention<detail::element_or_float<T>, Mask>;
+  using head_type = causal_attention<detail::element_or_float<T>, Scores>;
 
   /// num_heads causal_attention heads of d_in input and d_out output
   /// features each (output num_heads * d_out wide), sequences of up to
@@ -198,7 +203,7 @@ class multi_head_attention_wrapper : public detail::dynamic_module<multi_head_at
   /// The module for the orchestration (detail/engine/attention.hpp): num_heads groups
   /// of one head each, no out_proj (the concatenated context is the output).
   auto spec_() const noexcept {
-    return detail::make_spec<T, is_causal>(d_in_, d_out_, num_heads_, num_heads_,
+    return detail::make_spec<T, scores>(d_in_, d_out_, num_heads_, num_heads_,
                                 [this](std::size_t g) { return heads[g].weights_(); },
                                 detail::no_out_proj{},
                                 static_cast<T>(std::sqrt(static_cast<T>(d_out_))));

@@ -102,16 +102,17 @@ struct no_out_proj {};
 /// fold, a std::size_t otherwise). Query head h reads key/value head h /
 /// (NumHeads / KvHeads) (grouped-query attention; KvHeads == NumHeads: every
 /// head its own). `rope`: rope_tables (queries and keys rotated by position,
-/// detail/kernels/rope.hpp) or no_rope_tables. Scores: the score policy
-/// (kernels/score_policy.hpp) whose Scores::over(keys) every head kernel of a
-/// call takes: causal_scores (the default) or all_keys_scores
-/// (mha::attention_mask::none: no KV-cache forward, no token-major path).
+/// detail/kernels/rope.hpp) or no_rope_tables. Scores: the type of the score
+/// policy `scores` (kernels/score_policy.hpp) whose scores.over(keys) every
+/// head kernel of a call takes: causal_scores (the default), all_keys_scores
+/// (mha::attention_mask::none: no KV-cache forward, no token-major path), or
+/// a policy with logit or sink steps (make_score_policy).
 template <class T, class DIn, class HeadDim, class NumHeads, class Groups, class GroupFn,
           class OutProj, class KvHeads = NumHeads, class Rope = no_rope_tables,
           score_policy Scores = causal_scores>
 struct attention_spec {
   using value_type = T;
-  using scores = Scores;
+  using scores_type = Scores;
   /// Causal (the query at position p attends to keys 0..p) or not (every key).
   static constexpr bool causal = Scores::causal;
   DIn d_in;
@@ -123,6 +124,7 @@ struct attention_spec {
   T divisor;         ///< sqrt(head_dim) as a T
   KvHeads num_kv_heads;
   Rope rope;
+  Scores scores;
   static constexpr bool has_out_proj = !std::is_same_v<OutProj, no_out_proj>;
   static constexpr bool has_rope = !std::is_same_v<Rope, no_rope_tables>;
   /// num_heads * head_dim: the width of Q, the context and the output.
@@ -135,21 +137,23 @@ struct attention_spec {
   constexpr auto heads_per_kv() const noexcept { return size_div(num_heads, num_kv_heads); }
 };
 
-/// The spec of a module whose mask is the flag Causal (its score policy
-/// scores_of_mask<Causal>: causal_scores or all_keys_scores).
-template <class T, bool Causal = true, class DIn, class HeadDim, class NumHeads, class Groups,
-          class GroupFn, class OutProj>
+/// The spec of a module with score options Scores (mha::attention_scores; its
+/// policy make_score_policy<T, Scores>, kernels/score_policy.hpp).
+template <class T, attention_scores Scores = attention_scores{}, class DIn, class HeadDim,
+          class NumHeads, class Groups, class GroupFn, class OutProj>
 constexpr auto make_spec(DIn d_in, HeadDim head_dim, NumHeads num_heads, Groups groups,
                          GroupFn group, OutProj out_proj, T divisor) noexcept {
+  const auto scores = make_score_policy<T, Scores>(num_heads);
   return attention_spec<T, DIn, HeadDim, NumHeads, Groups, GroupFn, OutProj, NumHeads,
-                        no_rope_tables, scores_of_mask<Causal>>{
-      d_in, head_dim, num_heads, groups, group, out_proj, divisor, num_heads, no_rope_tables{}};
+                        no_rope_tables, std::remove_cv_t<decltype(scores)>>{
+      d_in, head_dim, num_heads, groups, group, out_proj, divisor, num_heads, no_rope_tables{},
+      scores};
 }
 /// A grouped-query spec: one group holding every head (group(0)'s key and
 /// value weights are [num_kv_heads * head_dim][d_in]), num_kv_heads key/value
 /// heads, the rope tables or none; the score policy as make_spec's.
-template <class T, bool Causal = true, class DIn, class HeadDim, class NumHeads, class KvHeads,
-          class GroupFn, class OutProj, class Rope>
+template <class T, attention_scores Scores = attention_scores{}, class DIn, class HeadDim,
+          class NumHeads, class KvHeads, class GroupFn, class OutProj, class Rope>
 constexpr auto make_grouped_spec(DIn d_in, HeadDim head_dim, NumHeads num_heads,
                                  KvHeads num_kv_heads, GroupFn group, OutProj out_proj, T divisor,
                                  Rope rope) noexcept {
@@ -161,9 +165,10 @@ constexpr auto make_grouped_spec(DIn d_in, HeadDim head_dim, NumHeads num_heads,
   }();
   using Groups = std::remove_cv_t<decltype(one)>;
   static_assert(is_size_c<NumHeads> == is_size_c<Groups>);  // (a size_c with compile-time heads)
+  const auto scores = make_score_policy<T, Scores>(num_heads);
   return attention_spec<T, DIn, HeadDim, NumHeads, Groups, GroupFn, OutProj, KvHeads, Rope,
-                        scores_of_mask<Causal>>{
-      d_in, head_dim, num_heads, one, group, out_proj, divisor, num_kv_heads, rope};
+                        std::remove_cv_t<decltype(scores)>>{
+      d_in, head_dim, num_heads, one, group, out_proj, divisor, num_kv_heads, rope, scores};
 }
 
 /// Most new tokens per sequence of a cached call that take the matrix-vector
@@ -411,7 +416,7 @@ constexpr void sequence_forward(const Spec& s, const typename Spec::value_type* 
       return source;
   }();
   // the score policy: the cached keys and the new ones (self), or the other input's
-  const auto policy = Spec::scores::over(offset + static_cast<std::size_t>(src.rows));
+  const auto policy = s.scores.over(offset + static_cast<std::size_t>(src.rows));
   const auto hpg = size_div(s.num_kv_heads, s.groups);  // key/value heads per group
   T* const context = Spec::has_out_proj ? scratch.context : out;
   const sequence_rows<T, decltype(s.d_in), N, decltype(src)> rows{
@@ -694,7 +699,7 @@ inline void forward_cached(const Spec& s, const typename Spec::value_type* x, st
   // compiling a second copy of them, which made CI's fuzz and benchmark
   // builds of the dynamic API slower)
   const dropout_state<T> no_dropout{};
-  const auto policy = Spec::scores::over(offset + n);  // the cached keys and the new ones
+  const auto policy = s.scores.over(offset + n);  // the cached keys and the new ones
   for (std::size_t b = 0; b < batch; ++b) {
     T* const ctx = Spec::has_out_proj ? context + b * n * width : out + b * out_batch;
     for_each_head(s, query + b * n * width, store.key_t + b * store.batch_stride,

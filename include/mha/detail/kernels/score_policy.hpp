@@ -31,6 +31,8 @@
 #include <cstddef>
 #include <type_traits>
 
+#include <mha/attention_scores.hpp>
+
 #include <mha/detail/macros.hpp>
 
 namespace mha::detail {
@@ -53,9 +55,10 @@ struct key_span {
 ///    gets the same bits from it);
 ///  * P::has_sink (bool): P has `sink_logit(std::size_t head) const`, a value
 ///    convertible to the element type;
-///  * P::over(keys): the policy of a call whose keys 0..keys-1 exist (self-
-///    attention: the cached and the new tokens; cross-attention: the other
-///    input's tokens, or its key length when padded);
+///  * policy.over(keys): the policy of a call whose keys 0..keys-1 exist
+///    (self-attention: the cached and the new tokens; cross-attention: the
+///    other input's tokens, or its key length when padded), with the rest of
+///    the policy's state;
 ///  * span(p): the key span of the query at position p; span(p).first == 0,
 ///    span(p).last <= the existing keys and nondecreasing in p (a block of
 ///    queries reads the keys of its last one).
@@ -64,7 +67,7 @@ concept score_policy = std::copyable<P> && requires(const P& policy, std::size_t
   { P::causal } -> std::convertible_to<bool>;
   { P::plain } -> std::convertible_to<bool>;
   { P::has_sink } -> std::convertible_to<bool>;
-  { P::over(n) } noexcept -> std::same_as<P>;
+  { policy.over(n) } noexcept -> std::same_as<P>;
   { policy.span(n) } noexcept -> std::same_as<key_span>;
 };
 
@@ -74,7 +77,7 @@ struct causal_scores {
   static constexpr bool causal = true;
   static constexpr bool plain = true;
   static constexpr bool has_sink = false;
-  static constexpr causal_scores over(std::size_t) noexcept { return {}; }
+  constexpr causal_scores over(std::size_t) const noexcept { return {}; }
   constexpr key_span span(std::size_t p) const noexcept { return {0, p + 1}; }
 };
 
@@ -85,7 +88,7 @@ struct all_keys_scores {
   static constexpr bool plain = true;
   static constexpr bool has_sink = false;
   std::size_t keys = 0;  ///< the keys that exist
-  static constexpr all_keys_scores over(std::size_t keys) noexcept { return {keys}; }
+  constexpr all_keys_scores over(std::size_t n) const noexcept { return {n}; }
   constexpr key_span span(std::size_t) const noexcept { return {0, keys}; }
 };
 
@@ -112,10 +115,21 @@ constexpr auto logit_steps(const Policy& policy) noexcept {
   }
 }
 
-/// The policy of a boolean mask flag (attention_spec's make_spec<T, Causal>):
-/// causal_scores when Causal, all_keys_scores otherwise.
-template <bool Causal>
-using scores_of_mask = std::conditional_t<Causal, causal_scores, all_keys_scores>;
+/// The policy of a module's score options (mha::attention_scores, the
+/// argument of make_spec) for elements T and `num_heads` query heads (a size_c
+/// or a std::size_t): causal_scores for the causal mask, all_keys_scores for
+/// none.
+template <class T, attention_scores Scores, class Heads>
+constexpr auto make_score_policy(Heads num_heads) noexcept {
+  const auto range = [] {
+    if constexpr (Scores.mask == attention_mask::causal)
+      return causal_scores{};
+    else
+      return all_keys_scores{};
+  }();
+  static_cast<void>(num_heads);
+  return range;
+}
 
 }  // namespace MHA_DETAIL_ISA
 }  // namespace mha::detail

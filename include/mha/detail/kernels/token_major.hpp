@@ -735,7 +735,7 @@ inline void forward(const Spec& spec, Batch batch, Tokens tokens, Padded np, con
   constexpr std::size_t NumHeads = decltype(spec.num_heads)::value;
   // the score policy (attention_spec's: causal here), each sequence's tokens
   // its keys
-  const auto policy = Spec::scores::over(tokens);
+  const auto policy = spec.scores.over(tokens);
   if constexpr (pairs_apply<HeadDim, NumHeads, Batch, Tokens>) {
     // (its stack within the score vectors' bound: detail/arch/stack_bound.hpp)
     // (the copies of queries, keys and values where there is no gather, one

@@ -1,0 +1,75 @@
+// mha/attention_scores.hpp -- the score options of an attention module: which
+// keys a query attends to and which terms turn a query-key score into the
+// logit of the softmax. docs/score_policies.md.
+#pragma once
+
+#include <mha/detail/cxx20_check.hpp>
+#ifndef MHA_DETAIL_NO_CXX20
+
+#include <type_traits>
+
+#include <mha/attention_mask.hpp>
+
+namespace mha {
+
+/// The score options of an attention module: the value of its last template
+/// parameter `Scores` (written either as an mha::attention_mask, the mask
+/// alone, or as this struct with designated initializers), mirrored as the
+/// module's `static constexpr attention_scores scores`. A structural type:
+/// every option is a compile-time constant, so a module compiles exactly the
+/// score steps it uses.
+///
+/// The logit of query i and key j is, in this order (ggml's flash attention
+/// and Hugging Face's model code apply the same steps in the same order):
+///
+///   logit(i, j) = q_i . k_j / sqrt(head_dim)             (book section 3.5)
+///
+/// then the mask (keys j > i get weight 0 when causal), then the softmax over
+/// the keys of row i (PyTorch's scaled_dot_product_attention).
+///
+/// Two spellings of the same options (attention_mask::none and
+/// attention_scores{.mask = attention_mask::none}) give modules that behave
+/// alike but are distinct types.
+struct attention_scores {
+  /// Which keys a query attends to: causal (keys 0..i, the default) or none
+  /// (every key). See mha::attention_mask.
+  attention_mask mask = attention_mask::causal;
+
+  friend constexpr bool operator==(const attention_scores&, const attention_scores&) = default;
+};
+
+namespace detail {
+
+/// True for the types a module's `Scores` template argument may have.
+/// (decltype of a class-type template parameter is const-qualified)
+template <class S>
+inline constexpr bool scores_argument =
+    std::is_same_v<std::remove_cv_t<S>, attention_mask> ||
+    std::is_same_v<std::remove_cv_t<S>, attention_scores>;
+
+/// The attention_scores of a `Scores` template argument (an attention_mask m
+/// is attention_scores{.mask = m}); default options for any other type (the
+/// module's static_assert on scores_argument reports that one).
+template <class S>
+constexpr attention_scores scores_of(S s) noexcept {
+  if constexpr (std::is_same_v<S, attention_scores>)
+    return s;
+  else if constexpr (std::is_same_v<S, attention_mask>)
+    return attention_scores{s};
+  else
+    return attention_scores{};
+}
+
+/// The attention_scores of a module's `Scores` template argument S, after the
+/// options' compile-time rules (each a static_assert naming
+/// mha::attention_scores and the option).
+template <auto S>
+inline constexpr attention_scores checked_scores = [] {
+  constexpr attention_scores scores = scores_of(S);
+  return scores;
+}();
+
+}  // namespace detail
+}  // namespace mha
+
+#endif  // MHA_DETAIL_NO_CXX20
