@@ -24,8 +24,9 @@ namespace mha {
 ///
 ///   logit(i, j) = q_i . k_j / sqrt(head_dim)             (book section 3.5)
 ///
-/// then the mask (keys j > i get weight 0 when causal), then the softmax over
-/// the keys of row i (PyTorch's scaled_dot_product_attention).
+/// then, for each option set below, its term (soft-capping), then the mask
+/// (keys j > i get weight 0 when causal), then the softmax over the keys of
+/// row i (PyTorch's scaled_dot_product_attention).
 ///
 /// Two spellings of the same options (attention_mask::none and
 /// attention_scores{.mask = attention_mask::none}) give modules that behave
@@ -34,6 +35,12 @@ struct attention_scores {
   /// Which keys a query attends to: causal (keys 0..i, the default) or none
   /// (every key). See mha::attention_mask.
   attention_mask mask = attention_mask::causal;
+  /// Logit soft-capping with cap c (0: none): logit = c * tanh(logit / c),
+  /// after the scaling, before the mask: every logit then lies in (-c, c).
+  /// Gemma 2's attn_logit_softcapping (50). A whole number: the options are a
+  /// template argument, which a floating-point member cannot be in C++20 with
+  /// every supported compiler.
+  unsigned softcap = 0;
 
   friend constexpr bool operator==(const attention_scores&, const attention_scores&) = default;
 };

@@ -32,6 +32,9 @@
 #include <type_traits>
 
 #include <mha/attention_scores.hpp>
+#include <mha/detail/arch/math.hpp>
+#include <mha/detail/arch/simd.hpp>
+#include <mha/detail/arch/subnormals.hpp>
 
 #include <mha/detail/macros.hpp>
 
@@ -115,10 +118,90 @@ constexpr auto logit_steps(const Policy& policy) noexcept {
   }
 }
 
+/// e^x with the exponential of the softmax for T (simd::exp for float: the
+/// same bits on every target and in constant evaluation; detail::exp for
+/// double).
+template <class T>
+MHA_DETAIL_INLINE constexpr T softmax_exp(T x) noexcept {
+  if constexpr (std::is_same_v<T, float>)
+    return simd::exp(x);
+  else
+    return detail::exp(x);
+}
+
+/// tanh(x) for T in {float, double}: below |x| = 0.55 the odd Taylor series
+/// x + x^3 (c3 + x^2 (c5 + ...)) in Horner form (9 terms for float, 18 for
+/// double: the first term left out is below half an ulp), up to |x| = 10
+/// (float) or 20 (double) 1 - 2 / (e^(2|x|) + 1) with softmax_exp (whose
+/// argument stays below 88, where the float exp is exact), beyond that +-1
+/// (tanh rounds to +-1 in T from 9.02 and 19.07 on); every operation an fp::
+/// one, so a float tanh has the same bits on every target and in constant
+/// evaluation. tanh(+-inf) = +-1, NaN stays NaN. The coefficients are
+/// 2^(2n) (2^(2n) - 1) B_2n / (2n)! (Abramowitz and Stegun 4.5.64), each the
+/// nearest double.
+template <class T>
+constexpr T tanh_of(T x) noexcept {
+  constexpr double series[18] = {
+      0x1.0000000000000p+0,  -0x1.5555555555555p-2, 0x1.1111111111111p-3,
+      -0x1.ba1ba1ba1ba1cp-5, 0x1.664f4882c10fap-6,  -0x1.226e355e6c23dp-7,
+      0x1.d6d3d0e157de0p-9,  -0x1.7da36452b75e3p-10, 0x1.3558248036744p-11,
+      -0x1.f57d7734d1664p-13, 0x1.967e18afcafadp-14, -0x1.497d8eea25259p-15,
+      0x1.0b132d39a6050p-16, -0x1.b0f72d3ee24e9p-18, 0x1.5ef2da474e5b7p-19,
+      -0x1.1c77df95c1c0dp-20, 0x1.cd299de4ae6bbp-22, -0x1.75cde6563fed9p-23};
+  constexpr std::size_t terms = std::is_same_v<T, float> ? 9 : 18;
+  if (x != x) return x;  // NaN
+  const T a = x < T(0) ? -x : x;
+  T t = T(1);
+  if (a < static_cast<T>(0.55)) {
+    const T a2 = fp::mul(a, a);
+    T p = static_cast<T>(series[terms - 1]);
+    for (std::size_t k = terms - 1; k-- > 1;) p = fp::add(static_cast<T>(series[k]), fp::mul(a2, p));
+    t = fp::add(a, fp::mul(fp::mul(a, a2), p));
+  } else if (a < T(std::is_same_v<T, float> ? 10 : 20)) {
+    t = fp::sub(T(1), fp::div(T(2), fp::add(softmax_exp(fp::add(a, a)), T(1))));
+  }
+  return x < T(0) ? -t : t;
+}
+
+/// A policy with logit steps: the key range of Range (causal_scores or
+/// all_keys_scores) and the steps of the score options Scores
+/// (mha::attention_scores), in one place and in this order:
+///
+///   soft-capping (Scores.softcap = c > 0):   logit = c * tanh(logit / c)
+///
+/// (Gemma 2's attention logit soft-capping, Hugging Face's Gemma2Attention:
+/// `attn_weights / softcap`, tanh, `* softcap`, after the scaling and before
+/// the mask). Heads: the type of the module's head count (size_c or
+/// std::size_t).
+template <class T, attention_scores Scores, class Range, class Heads>
+struct option_scores {
+  static constexpr bool causal = Range::causal;
+  static constexpr bool plain = false;
+  static constexpr bool has_sink = false;
+  Range range;
+  Heads num_heads;
+  constexpr option_scores over(std::size_t n) const noexcept { return {range.over(n), num_heads}; }
+  constexpr key_span span(std::size_t p) const noexcept { return range.span(p); }
+  /// The logit of the score `scaled` (q . k / sqrt(head_dim)) of head `head`,
+  /// query position `query` and key position `key`.
+  constexpr T logit(T scaled, std::size_t head, std::size_t query, std::size_t key) const noexcept {
+    static_cast<void>(head);
+    static_cast<void>(query);
+    static_cast<void>(key);
+    T x = scaled;
+    if constexpr (Scores.softcap != 0) {
+      constexpr T cap = static_cast<T>(Scores.softcap);
+      x = fp::mul(cap, tanh_of(fp::div(x, cap)));
+    }
+    return x;
+  }
+};
+
 /// The policy of a module's score options (mha::attention_scores, the
 /// argument of make_spec) for elements T and `num_heads` query heads (a size_c
 /// or a std::size_t): causal_scores for the causal mask, all_keys_scores for
-/// none.
+/// none, either of them inside an option_scores when an option adds a logit
+/// step.
 template <class T, attention_scores Scores, class Heads>
 constexpr auto make_score_policy(Heads num_heads) noexcept {
   const auto range = [] {
@@ -127,8 +210,12 @@ constexpr auto make_score_policy(Heads num_heads) noexcept {
     else
       return all_keys_scores{};
   }();
-  static_cast<void>(num_heads);
-  return range;
+  if constexpr (Scores.softcap != 0) {
+    return option_scores<T, Scores, std::remove_cv_t<decltype(range)>, Heads>{range, num_heads};
+  } else {
+    static_cast<void>(num_heads);
+    return range;
+  }
 }
 
 }  // namespace MHA_DETAIL_ISA
