@@ -24,7 +24,7 @@ namespace mha {
 ///
 ///   logit(i, j) = q_i . k_j / sqrt(head_dim)             (book section 3.5)
 ///
-/// then, for each option set below, its term (soft-capping), then the mask
+/// then, for each option set below, its term (soft-capping, ALiBi), then the mask
 /// (keys j > i get weight 0 when causal), then the softmax over the keys of
 /// row i (PyTorch's scaled_dot_product_attention).
 ///
@@ -41,6 +41,12 @@ struct attention_scores {
   /// template argument, which a floating-point member cannot be in C++20 with
   /// every supported compiler.
   unsigned softcap = 0;
+  /// ALiBi (Press et al., "Train Short, Test Long"; BLOOM, MPT): the logit of
+  /// query position i and key position j of head h less m_h * (i - j), with
+  /// BLOOM's slopes m_h (build_alibi_tensor, for any head count), after the
+  /// soft-cap. Needs the causal mask; no position embedding is implied (RoPE
+  /// is the grouped_query_attention's own parameter).
+  bool alibi = false;
 
   friend constexpr bool operator==(const attention_scores&, const attention_scores&) = default;
 };
@@ -73,6 +79,8 @@ constexpr attention_scores scores_of(S s) noexcept {
 template <auto S>
 inline constexpr attention_scores checked_scores = [] {
   constexpr attention_scores scores = scores_of(S);
+  static_assert(!scores.alibi || scores.mask == attention_mask::causal,
+                "mha::attention_scores: alibi needs mask = attention_mask::causal");
   return scores;
 }();
 

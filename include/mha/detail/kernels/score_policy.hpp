@@ -27,6 +27,7 @@
 
 #include <mha/detail/cxx20_check.hpp>
 
+#include <bit>
 #include <concepts>
 #include <cstddef>
 #include <type_traits>
@@ -163,16 +164,59 @@ constexpr T tanh_of(T x) noexcept {
   return x < T(0) ? -t : t;
 }
 
+/// 2^(-f/64) for f = 0..63, each the double nearest constexpr_exp(-f ln 2 / 64)
+/// gives (the fractional powers of ALiBi's slopes).
+template <class = void>
+inline constexpr auto alibi_fractions = [] {
+  struct table {
+    double value[64];
+  } t{};
+  for (std::size_t f = 0; f < 64; ++f)
+    t.value[f] = constexpr_exp(-static_cast<double>(f) * 0x1.62e42fefa39efp-1 / 64.0);
+  return t;
+}();
+
+/// ALiBi's slope m_h of head h (0-based) of n heads (Press et al., "Train
+/// Short, Test Long", section 3; BLOOM's build_alibi_tensor): with c the
+/// largest power of two <= n, m_h = 2^(-8 (h + 1) / c) for h < c and
+/// 2^(-4 (2 (h - c) + 1) / c) for the others (the slopes of 2c heads at the
+/// odd places). As 2^(-E / 64): 2^(-(E / 64)) (exact) times alibi_fractions'
+/// 2^(-(E % 64) / 64) rounded to T, so every slope is the same T on every
+/// target; E is a whole number when n <= 512, and above that the fraction is
+/// constexpr_exp's.
+template <class T>
+constexpr T alibi_slope(std::size_t n, std::size_t h) noexcept {
+  const std::size_t c = std::bit_floor(n);
+  // the exponent num / c (a power of two)
+  const std::size_t num = h < c ? 8 * (h + 1) : 4 * (2 * (h - c) + 1);
+  double fraction;
+  std::size_t whole;
+  if (c <= 512 && (c < 512 || h < c)) {
+    const std::size_t e = num * (512 / c) / 8;  // the exponent in 64ths
+    fraction = alibi_fractions<>.value[e % 64];
+    whole = e / 64;
+  } else {
+    whole = num / c;
+    fraction = constexpr_exp(-static_cast<double>(num % c) / static_cast<double>(c) *
+                             0x1.62e42fefa39efp-1);
+  }
+  T slope = static_cast<T>(fraction);
+  for (; whole > 0; --whole) slope = fp::mul(slope, T(0.5));  // (at most 8 halvings)
+  return slope;
+}
+
 /// A policy with logit steps: the key range of Range (causal_scores or
 /// all_keys_scores) and the steps of the score options Scores
 /// (mha::attention_scores), in one place and in this order:
 ///
 ///   soft-capping (Scores.softcap = c > 0):   logit = c * tanh(logit / c)
+///   ALiBi (Scores.alibi):                     logit = logit - m_h * (i - j)
 ///
-/// (Gemma 2's attention logit soft-capping, Hugging Face's Gemma2Attention:
-/// `attn_weights / softcap`, tanh, `* softcap`, after the scaling and before
-/// the mask). Heads: the type of the module's head count (size_c or
-/// std::size_t).
+/// (soft-capping: Gemma 2's, Hugging Face's Gemma2Attention: `attn_weights /
+/// softcap`, tanh, `* softcap`, after the scaling and before the mask; ALiBi:
+/// Press et al., query position i, key position j, head h's alibi_slope m_h,
+/// ggml's order: the bias after the cap). Heads: the type of the module's head
+/// count (size_c or std::size_t).
 template <class T, attention_scores Scores, class Range, class Heads>
 struct option_scores {
   static constexpr bool causal = Range::causal;
@@ -193,6 +237,10 @@ struct option_scores {
       constexpr T cap = static_cast<T>(Scores.softcap);
       x = fp::mul(cap, tanh_of(fp::div(x, cap)));
     }
+    if constexpr (Scores.alibi) {  // (a masked key's distance is negative)
+      const auto distance = static_cast<std::ptrdiff_t>(query - key);
+      x = fp::sub(x, fp::mul(alibi_slope<T>(num_heads, head), static_cast<T>(distance)));
+    }
     return x;
   }
 };
@@ -210,7 +258,7 @@ constexpr auto make_score_policy(Heads num_heads) noexcept {
     else
       return all_keys_scores{};
   }();
-  if constexpr (Scores.softcap != 0) {
+  if constexpr (Scores.softcap != 0 || Scores.alibi) {
     return option_scores<T, Scores, std::remove_cv_t<decltype(range)>, Heads>{range, num_heads};
   } else {
     static_cast<void>(num_heads);
