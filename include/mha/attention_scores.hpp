@@ -6,6 +6,7 @@
 #include <mha/detail/cxx20_check.hpp>
 #ifndef MHA_DETAIL_NO_CXX20
 
+#include <cstddef>
 #include <type_traits>
 
 #include <mha/attention_mask.hpp>
@@ -24,9 +25,10 @@ namespace mha {
 ///
 ///   logit(i, j) = q_i . k_j / sqrt(head_dim)             (book section 3.5)
 ///
-/// then, for each option set below, its term (soft-capping, ALiBi), then the mask
-/// (keys j > i get weight 0 when causal), then the softmax over the keys of
-/// row i (PyTorch's scaled_dot_product_attention).
+/// then, for each option set below, its term (soft-capping, ALiBi), then the
+/// masks (keys j > i get weight 0 when causal, keys j <= i - W with a sliding
+/// window W), then the softmax over the keys of row i (PyTorch's
+/// scaled_dot_product_attention).
 ///
 /// Two spellings of the same options (attention_mask::none and
 /// attention_scores{.mask = attention_mask::none}) give modules that behave
@@ -47,6 +49,10 @@ struct attention_scores {
   /// soft-cap. Needs the causal mask; no position embedding is implied (RoPE
   /// is the grouped_query_attention's own parameter).
   bool alibi = false;
+  /// Sliding-window attention with window W (0: none): the query at position i
+  /// attends to keys max(0, i - W + 1)..i (Mistral's and Hugging Face's
+  /// sliding_window; Gemma 2's local layers, gpt-oss). Needs the causal mask.
+  std::size_t sliding_window = 0;
 
   friend constexpr bool operator==(const attention_scores&, const attention_scores&) = default;
 };
@@ -81,6 +87,8 @@ inline constexpr attention_scores checked_scores = [] {
   constexpr attention_scores scores = scores_of(S);
   static_assert(!scores.alibi || scores.mask == attention_mask::causal,
                 "mha::attention_scores: alibi needs mask = attention_mask::causal");
+  static_assert(scores.sliding_window == 0 || scores.mask == attention_mask::causal,
+                "mha::attention_scores: sliding_window needs mask = attention_mask::causal");
   return scores;
 }();
 

@@ -30,6 +30,7 @@
 #include <bit>
 #include <concepts>
 #include <cstddef>
+#include <limits>
 #include <type_traits>
 
 #include <mha/attention_scores.hpp>
@@ -211,12 +212,17 @@ constexpr T alibi_slope(std::size_t n, std::size_t h) noexcept {
 ///
 ///   soft-capping (Scores.softcap = c > 0):   logit = c * tanh(logit / c)
 ///   ALiBi (Scores.alibi):                     logit = logit - m_h * (i - j)
+///   sliding window (Scores.sliding_window W): logit = -inf for j <= i - W
 ///
 /// (soft-capping: Gemma 2's, Hugging Face's Gemma2Attention: `attn_weights /
 /// softcap`, tanh, `* softcap`, after the scaling and before the mask; ALiBi:
 /// Press et al., query position i, key position j, head h's alibi_slope m_h,
-/// ggml's order: the bias after the cap). Heads: the type of the module's head
-/// count (size_c or std::size_t).
+/// ggml's order: the bias after the cap; sliding window: Mistral's and Hugging
+/// Face's, query i sees keys max(0, i - W + 1)..i, a mask like the causal one:
+/// a key left of the window gets weight exactly 0, and every kernel still
+/// visits keys 0..i, so the sums run over the same lanes as without the
+/// window). Heads: the type of the module's head count (size_c or
+/// std::size_t).
 template <class T, attention_scores Scores, class Range, class Heads>
 struct option_scores {
   static constexpr bool causal = Range::causal;
@@ -241,6 +247,9 @@ struct option_scores {
       const auto distance = static_cast<std::ptrdiff_t>(query - key);
       x = fp::sub(x, fp::mul(alibi_slope<T>(num_heads, head), static_cast<T>(distance)));
     }
+    if constexpr (Scores.sliding_window != 0)
+      if (query >= key && query - key >= Scores.sliding_window)  // (no overflow for any W)
+        x = -std::numeric_limits<T>::infinity();
     return x;
   }
 };
@@ -258,7 +267,7 @@ constexpr auto make_score_policy(Heads num_heads) noexcept {
     else
       return all_keys_scores{};
   }();
-  if constexpr (Scores.softcap != 0 || Scores.alibi) {
+  if constexpr (Scores.softcap != 0 || Scores.alibi || Scores.sliding_window != 0) {
     return option_scores<T, Scores, std::remove_cv_t<decltype(range)>, Heads>{range, num_heads};
   } else {
     static_cast<void>(num_heads);
