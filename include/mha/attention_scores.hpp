@@ -79,6 +79,13 @@ constexpr attention_scores scores_of(S s) noexcept {
     return attention_scores{};
 }
 
+/// True when the score options s have learned parameters (mha::score_parameters;
+/// causal_attention and the wrapper, which hold none, refuse such options).
+constexpr bool scores_have_parameters(attention_scores s) noexcept {
+  static_cast<void>(s);
+  return false;
+}
+
 /// The attention_scores of a module's `Scores` template argument S, after the
 /// options' compile-time rules (each a static_assert naming
 /// mha::attention_scores and the option).

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include <mha/attention_scores.hpp>
+#include <mha/score_parameters.hpp>
 #include <mha/block_layout.hpp>
 #include <mha/block_view.hpp>
 #include <mha/detail/engine/attention.hpp>
@@ -145,6 +146,7 @@ struct fused_multi_head_attention {
                        [](auto& m) -> auto& { return m.w_qkv.weight; }),
         detail::member(BOOST_HANA_STRING("in_proj_bias"), [](auto& m) -> auto& { return m.w_qkv.bias; }),
         detail::member(BOOST_HANA_STRING("out_proj"), &fused_multi_head_attention::out_proj),
+        detail::member(BOOST_HANA_STRING(""), &fused_multi_head_attention::score_params),
         detail::buffer(BOOST_HANA_STRING("mask")));
   }
   /// sqrt(head_dim) as a T: the scores are divided by it.
@@ -176,6 +178,10 @@ struct fused_multi_head_attention {
   /// Outside [0, 1]: MHA_ASSERT in debug builds; in release builds NaN or
   /// p < 0 mean no dropout and p > 1 drops every weight (mha::dynamic throws).
   T dropout = T(0);
+  /// The learned parameters of the score options (mha::score_parameters:
+  /// none unless an option of `scores` has some).
+  [[no_unique_address]] score_parameters<detail::element_or_float<T>, layout_num_heads_, scores>
+      score_params{};
   static_assert(
       detail::within_inline_limit<sizeof(w_qkv) + sizeof(out_proj) + sizeof(T),
                                   MHA_DETAIL_MAX_INLINE_BYTES(),
@@ -244,7 +250,7 @@ struct fused_multi_head_attention {
         },
         detail::out_weights<T, detail::present_bias<T>>{out_proj.weight.data(),
                                                         detail::present_bias<T>{out_proj.bias.data()}},
-        score_divisor);
+        score_divisor, score_params);
   }
 
  public:
@@ -254,7 +260,8 @@ struct fused_multi_head_attention {
 /// Writes the fused twin of `m` into caller-owned `out`: out.w_qkv.weight =
 /// [m.w_query.weight; m.w_key.weight; m.w_value.weight] ([3*DOut][DIn]; the
 /// biases likewise when QkvBias), out.out_proj = m.out_proj, out.dropout =
-/// m.dropout; every member of `out` is overwritten. `out` then computes
+/// m.dropout, out.score_params = m.score_params; every member of `out` is
+/// overwritten. `out` then computes
 /// bit-identical outputs to `m`. Nothing model-sized passes through the stack,
 /// so this is the form for large models:
 ///
@@ -277,6 +284,7 @@ MHA_DETAIL_ISA_TAG constexpr void fuse_qkv(
   }
   out.out_proj = m.out_proj;
   out.dropout = m.dropout;
+  out.score_params = m.score_params;
 }
 
 /// The fused twin of `m` (see fuse_qkv(m, out)), returned by value: for small

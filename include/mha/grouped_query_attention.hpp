@@ -11,6 +11,7 @@
 #include <utility>
 
 #include <mha/attention_scores.hpp>
+#include <mha/score_parameters.hpp>
 #include <mha/block_layout.hpp>
 #include <mha/block_view.hpp>
 #include <mha/detail/engine/attention.hpp>
@@ -192,7 +193,8 @@ struct grouped_query_attention {
         detail::member(BOOST_HANA_STRING("W_query"), &grouped_query_attention::w_query),
         detail::member(BOOST_HANA_STRING("W_key"), &grouped_query_attention::w_key),
         detail::member(BOOST_HANA_STRING("W_value"), &grouped_query_attention::w_value),
-        detail::member(BOOST_HANA_STRING("out_proj"), &grouped_query_attention::out_proj));
+        detail::member(BOOST_HANA_STRING("out_proj"), &grouped_query_attention::out_proj),
+        detail::member(BOOST_HANA_STRING(""), &grouped_query_attention::score_params));
   }
   /// sqrt(head_dim) as a T: the scores are divided by it.
   static constexpr T score_divisor = detail::sqrt(static_cast<T>(layout_head_dim_));
@@ -226,6 +228,10 @@ struct grouped_query_attention {
   /// Dropout probability of forward_training, in [0, 1] (inference ignores it);
   /// as multi_head_attention's.
   T dropout = T(0);
+  /// The learned parameters of the score options (mha::score_parameters:
+  /// none unless an option of `scores` has some).
+  [[no_unique_address]] score_parameters<detail::element_or_float<T>, layout_num_heads_, scores>
+      score_params{};
   static_assert(
       detail::within_inline_limit<sizeof(w_query) + 2 * sizeof(w_key) + sizeof(out_proj) +
                                       sizeof(T),
@@ -287,7 +293,7 @@ struct grouped_query_attention {
         },
         detail::out_weights<T, detail::present_bias<T>>{out_proj.weight.data(),
                                                         detail::present_bias<T>{out_proj.bias.data()}},
-        score_divisor, rope_());
+        score_divisor, rope_(), score_params);
   }
 
  public:

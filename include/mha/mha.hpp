@@ -25,6 +25,7 @@
 #include <mha/multi_head_attention_wrapper.hpp>
 #include <mha/parameters.hpp>
 #include <mha/rope.hpp>
+#include <mha/score_parameters.hpp>
 #include <mha/status.hpp>
 #include <mha/tensor.hpp>
 #include <mha/tensor_view.hpp>

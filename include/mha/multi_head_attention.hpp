@@ -9,6 +9,7 @@
 #include <utility>
 
 #include <mha/attention_scores.hpp>
+#include <mha/score_parameters.hpp>
 #include <mha/block_layout.hpp>
 #include <mha/block_view.hpp>
 #include <mha/detail/engine/attention.hpp>
@@ -126,7 +127,8 @@ struct multi_head_attention {
   static constexpr auto parameter_description() noexcept {
     return detail::book_attention_description<multi_head_attention>(
         BOOST_HANA_STRING("mha::multi_head_attention"),
-        detail::member(BOOST_HANA_STRING("out_proj"), &multi_head_attention::out_proj));
+        detail::member(BOOST_HANA_STRING("out_proj"), &multi_head_attention::out_proj),
+        detail::member(BOOST_HANA_STRING(""), &multi_head_attention::score_params));
   }
   /// sqrt(head_dim) as a T: the scores are divided by it.
   static constexpr T score_divisor = detail::sqrt(static_cast<T>(layout_head_dim_));
@@ -194,6 +196,10 @@ struct multi_head_attention {
   /// Outside [0, 1]: MHA_ASSERT in debug builds; in release builds NaN or
   /// p < 0 mean no dropout and p > 1 drops every weight (mha::dynamic throws).
   T dropout = T(0);
+  /// The learned parameters of the score options (mha::score_parameters:
+  /// none unless an option of `scores` has some).
+  [[no_unique_address]] score_parameters<detail::element_or_float<T>, layout_num_heads_, scores>
+      score_params{};
   static_assert(
       detail::within_inline_limit<sizeof(w_query) + sizeof(w_key) + sizeof(w_value) +
                                       sizeof(out_proj) + sizeof(T),
@@ -240,7 +246,7 @@ struct multi_head_attention {
         },
         detail::out_weights<T, detail::present_bias<T>>{out_proj.weight.data(),
                                                         detail::present_bias<T>{out_proj.bias.data()}},
-        score_divisor);
+        score_divisor, score_params);
   }
 
  public:

@@ -83,6 +83,9 @@ struct multi_head_attention_wrapper {
   /// The score options (template parameter Scores; an attention_mask m means
   /// attention_scores{.mask = m}). See mha::attention_scores.
   static constexpr attention_scores scores = detail::checked_scores<Scores>;
+  static_assert(!detail::scores_have_parameters(scores),
+                "mha::multi_head_attention_wrapper: score options with learned parameters need multi_head_attention, "
+                "fused_multi_head_attention or grouped_query_attention");
   /// Which keys a query attends to: causal, the default, or none (every key;
   /// no KV-cache forward). See mha::attention_mask.
   static constexpr attention_mask mask = scores.mask;

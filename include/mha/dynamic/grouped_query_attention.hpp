@@ -21,6 +21,7 @@
 #include <mha/detail/params/parameter_description.hpp>
 #include <mha/detail/kernels/rope.hpp>
 #include <mha/dynamic/linear.hpp>
+#include <mha/dynamic/score_parameters.hpp>
 #include <mha/dynamic/tensor.hpp>
 #include <mha/dynamic/workspace.hpp>
 
@@ -86,6 +87,7 @@ class grouped_query_attention : public detail::dynamic_module<grouped_query_atte
         w_key(d_in, d_out / num_heads * num_kv_heads, qkv_bias),
         w_value(d_in, d_out / num_heads * num_kv_heads, qkv_bias),
         out_proj(d_out, d_out, true),
+        score_params(num_heads),
         d_in_(d_in),
         d_out_(d_out),
         context_length_(context_length),
@@ -115,6 +117,9 @@ class grouped_query_attention : public detail::dynamic_module<grouped_query_atte
   linear<detail::element_or_float<T>> w_value;   ///< weight [num_kv_heads*head_dim][d_in]
   linear<detail::element_or_float<T>> out_proj;  ///< weight [d_out][d_out], bias [d_out]
   T dropout = T(0);  ///< dropout probability (training only)
+  /// The learned parameters of the score options (mha::dynamic::score_parameters:
+  /// none unless an option of `scores` has some).
+  score_parameters<detail::element_or_float<T>, scores> score_params;
 
   std::size_t d_in() const noexcept { return d_in_; }
   std::size_t d_out() const noexcept { return d_out_; }
@@ -139,7 +144,8 @@ class grouped_query_attention : public detail::dynamic_module<grouped_query_atte
         detail::member(BOOST_HANA_STRING("W_query"), &grouped_query_attention::w_query),
         detail::member(BOOST_HANA_STRING("W_key"), &grouped_query_attention::w_key),
         detail::member(BOOST_HANA_STRING("W_value"), &grouped_query_attention::w_value),
-        detail::member(BOOST_HANA_STRING("out_proj"), &grouped_query_attention::out_proj));
+        detail::member(BOOST_HANA_STRING("out_proj"), &grouped_query_attention::out_proj),
+        detail::member(BOOST_HANA_STRING(""), &grouped_query_attention::score_params));
   }
 
   MHA_DETAIL_ISA_TAG grouped_query_attention(const grouped_query_attention&) = default;
@@ -188,6 +194,7 @@ class grouped_query_attention : public detail::dynamic_module<grouped_query_atte
     detail::check_dynamic_linear(api, "w_key", w_key, d_in_, kv_width(), qkv_bias_);
     detail::check_dynamic_linear(api, "w_value", w_value, d_in_, kv_width(), qkv_bias_);
     detail::check_dynamic_linear(api, "out_proj", out_proj, d_out_, d_out_, true);
+    score_params.check(api, num_heads_);
   }
   /// The module for the orchestration (detail/engine/attention.hpp).
   auto spec_() const noexcept {
@@ -200,7 +207,7 @@ class grouped_query_attention : public detail::dynamic_module<grouped_query_atte
     return detail::make_grouped_spec<T, scores>(
         d_in_, hd, num_heads_, num_kv_heads_, [w](std::size_t) { return w; },
         detail::out_weights<T, const T*>{out_proj.weight.data(), out_proj.bias.data()},
-        static_cast<T>(std::sqrt(static_cast<T>(hd))), rope);
+        static_cast<T>(std::sqrt(static_cast<T>(hd))), rope, score_params);
   }
 
   std::size_t d_in_, d_out_, context_length_, num_heads_, num_kv_heads_;

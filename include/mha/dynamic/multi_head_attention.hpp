@@ -18,6 +18,7 @@
 #include <mha/detail/api/dynamic_module.hpp>
 #include <mha/detail/kernels/kernels.hpp>
 #include <mha/dynamic/linear.hpp>
+#include <mha/dynamic/score_parameters.hpp>
 #include <mha/dynamic/tensor.hpp>
 #include <mha/dynamic/workspace.hpp>
 
@@ -89,6 +90,7 @@ class multi_head_attention : public detail::dynamic_module<multi_head_attention<
         w_key(dims.kdim, d_out, qkv_bias),
         w_value(dims.vdim, d_out, qkv_bias),
         out_proj(d_out, d_out, true),
+        score_params(num_heads),
         d_in_(d_in),
         d_out_(d_out),
         context_length_(context_length),
@@ -138,6 +140,9 @@ class multi_head_attention : public detail::dynamic_module<multi_head_attention<
   linear<detail::element_or_float<T>> w_value;   ///< weight [d_out][value_dim()]
   linear<detail::element_or_float<T>> out_proj;  ///< weight [d_out][d_out], bias [d_out]
   T dropout = T(0);    ///< dropout probability (training only)
+  /// The learned parameters of the score options (mha::dynamic::score_parameters:
+  /// none unless an option of `scores` has some).
+  score_parameters<detail::element_or_float<T>, scores> score_params;
 
   std::size_t d_in() const noexcept { return d_in_; }
   /// Features of a key input row (kdim; d_in() unless constructed with kv_dims).
@@ -155,7 +160,8 @@ class multi_head_attention : public detail::dynamic_module<multi_head_attention<
   static constexpr auto parameter_description() noexcept {
     return detail::book_attention_description<multi_head_attention>(
         BOOST_HANA_STRING("mha::dynamic::multi_head_attention"),
-        detail::member(BOOST_HANA_STRING("out_proj"), &multi_head_attention::out_proj));
+        detail::member(BOOST_HANA_STRING("out_proj"), &multi_head_attention::out_proj),
+        detail::member(BOOST_HANA_STRING(""), &multi_head_attention::score_params));
   }
 
   // forward(x), operator()(x), forward(x, out), forward(x, out, ws),
@@ -205,6 +211,7 @@ class multi_head_attention : public detail::dynamic_module<multi_head_attention<
     detail::check_dynamic_linear(api, "w_key", w_key, key_dim_, d_out_, qkv_bias_);
     detail::check_dynamic_linear(api, "w_value", w_value, value_dim_, d_out_, qkv_bias_);
     detail::check_dynamic_linear(api, "out_proj", out_proj, d_out_, d_out_, true);
+    score_params.check(api, num_heads_);
   }
   /// The module for the orchestration (detail/engine/attention.hpp): one group of
   /// num_heads heads (the weight splits), then out_proj.
@@ -218,7 +225,7 @@ class multi_head_attention : public detail::dynamic_module<multi_head_attention<
                                 [w](std::size_t) { return w; },
                                 detail::out_weights<T, const T*>{out_proj.weight.data(),
                                                                  out_proj.bias.data()},
-                                static_cast<T>(std::sqrt(static_cast<T>(hd))));
+                                static_cast<T>(std::sqrt(static_cast<T>(hd))), score_params);
   }
 
   std::size_t d_in_, d_out_, context_length_, num_heads_, key_dim_, value_dim_;

@@ -138,12 +138,16 @@ struct attention_spec {
 };
 
 /// The spec of a module with score options Scores (mha::attention_scores; its
-/// policy make_score_policy<T, Scores>, kernels/score_policy.hpp).
+/// policy make_score_policy<T, Scores>(num_heads, params), kernels/score_policy.hpp,
+/// with the options' learned parameters `params`: the module's score_params, or
+/// none).
 template <class T, attention_scores Scores = attention_scores{}, class DIn, class HeadDim,
-          class NumHeads, class Groups, class GroupFn, class OutProj>
+          class NumHeads, class Groups, class GroupFn, class OutProj,
+          class Params = no_score_parameters>
 constexpr auto make_spec(DIn d_in, HeadDim head_dim, NumHeads num_heads, Groups groups,
-                         GroupFn group, OutProj out_proj, T divisor) noexcept {
-  const auto scores = make_score_policy<T, Scores>(num_heads);
+                         GroupFn group, OutProj out_proj, T divisor,
+                         const Params& params = {}) noexcept {
+  const auto scores = make_score_policy<T, Scores>(num_heads, params);
   return attention_spec<T, DIn, HeadDim, NumHeads, Groups, GroupFn, OutProj, NumHeads,
                         no_rope_tables, std::remove_cv_t<decltype(scores)>>{
       d_in, head_dim, num_heads, groups, group, out_proj, divisor, num_heads, no_rope_tables{},
@@ -153,10 +157,11 @@ constexpr auto make_spec(DIn d_in, HeadDim head_dim, NumHeads num_heads, Groups 
 /// value weights are [num_kv_heads * head_dim][d_in]), num_kv_heads key/value
 /// heads, the rope tables or none; the score policy as make_spec's.
 template <class T, attention_scores Scores = attention_scores{}, class DIn, class HeadDim,
-          class NumHeads, class KvHeads, class GroupFn, class OutProj, class Rope>
+          class NumHeads, class KvHeads, class GroupFn, class OutProj, class Rope,
+          class Params = no_score_parameters>
 constexpr auto make_grouped_spec(DIn d_in, HeadDim head_dim, NumHeads num_heads,
                                  KvHeads num_kv_heads, GroupFn group, OutProj out_proj, T divisor,
-                                 Rope rope) noexcept {
+                                 Rope rope, const Params& params = {}) noexcept {
   const auto one = [] {
     if constexpr (is_size_c<NumHeads>)
       return size_c<1>{};
@@ -165,7 +170,7 @@ constexpr auto make_grouped_spec(DIn d_in, HeadDim head_dim, NumHeads num_heads,
   }();
   using Groups = std::remove_cv_t<decltype(one)>;
   static_assert(is_size_c<NumHeads> == is_size_c<Groups>);  // (a size_c with compile-time heads)
-  const auto scores = make_score_policy<T, Scores>(num_heads);
+  const auto scores = make_score_policy<T, Scores>(num_heads, params);
   return attention_spec<T, DIn, HeadDim, NumHeads, Groups, GroupFn, OutProj, KvHeads, Rope,
                         std::remove_cv_t<decltype(scores)>>{
       d_in, head_dim, num_heads, one, group, out_proj, divisor, num_kv_heads, rope, scores};

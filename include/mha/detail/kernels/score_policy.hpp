@@ -254,13 +254,19 @@ struct option_scores {
   }
 };
 
+/// A module without learned score parameters (causal_attention, the wrapper).
+struct no_score_parameters {};
+
 /// The policy of a module's score options (mha::attention_scores, the
 /// argument of make_spec) for elements T and `num_heads` query heads (a size_c
-/// or a std::size_t): causal_scores for the causal mask, all_keys_scores for
-/// none, either of them inside an option_scores when an option adds a logit
-/// step.
-template <class T, attention_scores Scores, class Heads>
-constexpr auto make_score_policy(Heads num_heads) noexcept {
+/// or a std::size_t), with the options' learned parameters `params` (the
+/// module's mha::score_parameters or mha::dynamic::score_parameters, or
+/// no_score_parameters): causal_scores for the causal mask, all_keys_scores
+/// for none, either of them inside an option_scores when an option adds a
+/// logit step.
+template <class T, attention_scores Scores, class Heads, class Params = no_score_parameters>
+constexpr auto make_score_policy(Heads num_heads, const Params& params = {}) noexcept {
+  static_cast<void>(params);
   const auto range = [] {
     if constexpr (Scores.mask == attention_mask::causal)
       return causal_scores{};
