@@ -1,0 +1,367 @@
+#!/usr/bin/env python3
+"""Generate the score-option reference fixtures (issue 41: logit soft-capping,
+ALiBi) for the C++ "mha" library.
+
+Run from anywhere with Debian's python3 (which provides PyTorch; the pyenv
+``python3`` on PATH has no torch):
+
+    /usr/bin/python3 tools/make_score_fixtures.py
+
+Writes one JSON file per case into ``test/data/scores/`` (stale ``*.json``
+files there are deleted first) and its README.md. Dependencies: torch + stdlib.
+
+The files use the schema of the attention-variant fixtures
+(``test/data/variants/README.md``, read by ``test/variant_fixture.hpp``) for
+the book's MultiHeadAttention and the Llama GroupedQueryAttention of
+``tools/reference_modules.py`` (causal), plus the keys ``softcap``, ``alibi``,
+``alibi_slopes`` and ``query_weight_scale``. Weights and inputs are not
+stored: they come from the splitmix64 stream generator of
+``tools/make_kv_fixtures.py``; W_query's weight and bias are then multiplied
+by ``query_weight_scale`` (a power of two, so exactly) to make the logits
+large enough for the soft-cap to bend them.
+
+The expected output is an explicit forward written from the public model
+code, not from the library: the projections, RoPE (the book's apply_rope) and
+the per-head product q k^T / sqrt(head_dim) of the book's modules; then
+Hugging Face Gemma 2's soft-capping lines (modeling_gemma2.py, eager
+attention: ``attn_weights / softcap``, ``torch.tanh``, ``* softcap``); then
+the ALiBi bias -m_h * (i - j) with BLOOM's slopes (modeling_bloom.py,
+build_alibi_tensor, computed here in the fixture's dtype); then the causal
+mask (-inf) and the softmax. float32 fixtures are checked against the same
+computation in float64, and ALiBi against BLOOM's own form (+m_h * j, which
+gives the same softmax).
+"""
+
+import json
+import math
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import torch  # noqa: E402
+
+from make_kv_fixtures import DTYPES, FLOAT32_VS_FLOAT64, RTOL, _check_generator  # noqa: E402
+from make_kv_fixtures import max_violation  # noqa: E402
+import make_variant_fixtures as variants  # noqa: E402
+import reference_modules as book  # noqa: E402
+
+REPO = os.path.dirname(HERE)
+OUT_DIR = os.path.join(REPO, "test", "data", "scores")
+SCRIPT = "tools/make_score_fixtures.py"
+SEED_BASE = 4100
+
+
+# --------------------------------------------------------------------------
+# Cases. Case i (0-based) uses seed 4100 + i.
+
+
+def case(name, module, dtype, d_in, d_out, ctx, H, qkv_bias, B, N, softcap=0, alibi=False,
+         gqa=None, query_scale=1, covers=""):
+    """A causal book module (multi_head_attention or grouped_query_attention)
+    with score options. gqa: (num_kv_heads, rope_theta_base, out_proj_bias)."""
+    c = variants.book_case(name, module, dtype, d_in, d_out, ctx, H, qkv_bias, B, N, gqa=gqa,
+                           covers=covers)
+    c["causal"] = True
+    c.update(softcap=softcap, alibi=alibi, query_weight_scale=query_scale)
+    return c
+
+
+MHA, GQA = "multi_head_attention", "grouped_query_attention"
+
+CASES = [
+    # soft-capping only (cap 2; W_query scaled so that many |logits| exceed it)
+    case("softcap_mha_f32_h3_n6", MHA, "float32", 12, 12, 8, 3, True, 2, 6, softcap=2,
+         query_scale=32, covers="cap 2, head_dim 4, qkv bias, batch 2"),
+    case("softcap_mha_f64_h3_n6", MHA, "float64", 12, 12, 8, 3, True, 2, 6, softcap=2,
+         query_scale=32, covers="as softcap_mha_f32_h3_n6 in float64"),
+    case("softcap_gqa_f32_rope_h4_kv2_n7", GQA, "float32", 8, 16, 8, 4, False, 2, 7, softcap=2,
+         gqa=(2, 10_000, False), query_scale=64, covers="GQA with RoPE 10000, no biases"),
+    case("softcap_gqa_f64_norope_h4_kv2_n5", GQA, "float64", 8, 16, 8, 4, True, 2, 5,
+         softcap=2, gqa=(2, 0, True), query_scale=64, covers="GQA without RoPE, biases"),
+    case("softcap_mha_f32_h4_n40", MHA, "float32", 32, 32, 48, 4, True, 1, 40, softcap=2,
+         query_scale=32, covers="40 tokens, d_in 32: blocked kernels (dynamic twin, chunks "
+         "of more than 8 cached tokens)"),
+    # ALiBi only
+    case("alibi_mha_f32_h3_n6", MHA, "float32", 12, 12, 8, 3, True, 2, 6, alibi=True,
+         covers="3 heads: BLOOM's extra slope (slopes 2^-4, 2^-8, 2^-2)"),
+    case("alibi_mha_f64_h6_n7", MHA, "float64", 12, 12, 8, 6, False, 2, 7, alibi=True,
+         covers="6 heads of width 2: slopes 2^-2, 2^-4, 2^-6, 2^-8, 2^-1, 2^-3"),
+    case("alibi_gqa_f32_norope_h6_kv3_n7", GQA, "float32", 12, 24, 8, 6, True, 2, 7,
+         alibi=True, gqa=(3, 0, True), covers="GQA without RoPE, 6 heads (extra slopes)"),
+    case("alibi_gqa_f64_rope_h4_kv2_n6", GQA, "float64", 8, 16, 8, 4, False, 2, 6, alibi=True,
+         gqa=(2, 10_000, False), covers="GQA with RoPE and ALiBi together"),
+    case("alibi_gqa_f32_rope_h8_kv2_n8", GQA, "float32", 16, 32, 8, 8, False, 1, 8, alibi=True,
+         gqa=(2, 10_000, False), covers="8 heads: slopes 2^-1 .. 2^-8, RoPE"),
+    case("alibi_mha_f64_h6_n40", MHA, "float64", 32, 48, 48, 6, True, 1, 40, alibi=True,
+         covers="40 tokens (distances up to 39), blocked kernels, d_in != d_out"),
+    # soft-capping and ALiBi together (cap 3)
+    case("both_mha_f32_h6_n7", MHA, "float32", 12, 12, 8, 6, True, 2, 7, softcap=3, alibi=True,
+         query_scale=32, covers="cap 3 then ALiBi, 6 heads"),
+    case("both_mha_f64_h3_n6", MHA, "float64", 12, 12, 8, 3, True, 2, 6, softcap=3, alibi=True,
+         query_scale=32, covers="cap 3 then ALiBi, 3 heads"),
+    case("both_gqa_f32_rope_h6_kv3_n7", GQA, "float32", 12, 24, 8, 6, True, 2, 7, softcap=3,
+         alibi=True, gqa=(3, 10_000, True), query_scale=64,
+         covers="GQA, RoPE, soft-cap and ALiBi, 6 heads"),
+    case("both_gqa_f64_norope_h4_kv1_n5", GQA, "float64", 8, 16, 8, 4, False, 2, 5, softcap=3,
+         alibi=True, gqa=(1, 0, False), query_scale=64, covers="multi-query, no RoPE"),
+    case("both_gqa_f64_rope_h4_kv2_n7", GQA, "float64", 8, 16, 8, 4, True, 1, 7, softcap=3,
+         alibi=True, gqa=(2, 10_000, True), query_scale=64, covers="GQA, RoPE, float64"),
+    case("both_mha_f32_h3_n40", MHA, "float32", 32, 24, 48, 3, True, 1, 40, softcap=3,
+         alibi=True, query_scale=64, covers="40 tokens, 3 heads, blocked kernels"),
+]
+
+
+# --------------------------------------------------------------------------
+# The reference: BLOOM's slopes, Gemma 2's soft-cap, an explicit forward.
+
+
+def build_alibi_slopes(num_heads, dtype):
+    """The slopes of transformers/models/bloom/modeling_bloom.py's
+    build_alibi_tensor (the same lines), in `dtype`."""
+    closest_power_of_2 = 2 ** math.floor(math.log2(num_heads))
+    base = torch.tensor(2 ** (-(2 ** -(math.log2(closest_power_of_2) - 3))), dtype=dtype)
+    powers = torch.arange(1, 1 + closest_power_of_2, dtype=torch.int32)
+    slopes = torch.pow(base, powers)
+    if closest_power_of_2 != num_heads:
+        extra_base = torch.tensor(2 ** (-(2 ** -(math.log2(2 * closest_power_of_2) - 3))),
+                                  dtype=dtype)
+        num_remaining_heads = min(closest_power_of_2, num_heads - closest_power_of_2)
+        extra_powers = torch.arange(1, 1 + 2 * num_remaining_heads, 2, dtype=torch.int32)
+        slopes = torch.cat([slopes, torch.pow(extra_base, extra_powers)], dim=0)
+    assert slopes.dtype == dtype
+    return slopes
+
+
+def reference_forward(case_, lib, x, bloom_form=False, options=True, logits_only=False):
+    """The output [B][N][d_out] from the library-named parameters `lib` and
+    the input x (all in one dtype). bloom_form: the ALiBi bias as BLOOM adds
+    it (+m_h * j) instead of -m_h * (i - j). options=False: no soft-cap, no
+    ALiBi (the book module's function). logits_only: the scaled logits
+    q k^T / sqrt(head_dim) [B][H][N][N] instead (the values the cap sees)."""
+    B, N = x.shape[0], x.shape[1]
+    H = case_["num_heads"]
+    kv_heads = case_.get("num_kv_heads", H)
+
+    def linear(t, name):
+        y = t @ lib[f"{name}.weight"].T
+        return y + lib[f"{name}.bias"] if f"{name}.bias" in lib else y
+
+    Q = linear(x, "W_query").view(B, N, H, -1).transpose(1, 2)
+    K = linear(x, "W_key").view(B, N, kv_heads, -1).transpose(1, 2)
+    V = linear(x, "W_value").view(B, N, kv_heads, -1).transpose(1, 2)
+    if case_.get("rope_theta_base", 0) > 0:
+        model = variants.construct(case_, x.dtype)  # only its cos / sin tables
+        Q = book.apply_rope(Q, model.cos, model.sin)
+        K = book.apply_rope(K, model.cos, model.sin)
+    K = K.repeat_interleave(H // kv_heads, dim=1)
+    V = V.repeat_interleave(H // kv_heads, dim=1)
+    # the book's scores: q k^T, then the division by sqrt(head_dim)
+    attn_weights = (Q @ K.transpose(-1, -2)) / K.shape[-1] ** 0.5
+    if logits_only:
+        return attn_weights
+    softcap = case_["softcap"] if options else 0
+    if softcap:
+        # Gemma 2 (modeling_gemma2.py, eager attention), verbatim
+        attn_weights = attn_weights / softcap
+        attn_weights = torch.tanh(attn_weights)
+        attn_weights = attn_weights * softcap
+    if options and case_["alibi"]:
+        slopes = build_alibi_slopes(H, x.dtype)[None, :, None, None]
+        i = torch.arange(N)[:, None]
+        j = torch.arange(N)[None, :]
+        if bloom_form:
+            attn_weights = attn_weights + slopes * j.to(x.dtype)
+        else:
+            attn_weights = attn_weights - slopes * (i - j).to(x.dtype)
+    mask = torch.triu(torch.ones(N, N, dtype=torch.bool), diagonal=1)
+    attn_weights = attn_weights.masked_fill(mask, -math.inf)
+    attn_weights = torch.softmax(attn_weights, dim=-1)
+    context = (attn_weights @ V).transpose(1, 2).reshape(B, N, -1)
+    return linear(context, "out_proj")
+
+
+def scaled_logits(case_, lib, x):
+    """The scaled logits on and below the diagonal (the ones the mask keeps)."""
+    N = x.shape[1]
+    keep = ~torch.triu(torch.ones(N, N, dtype=torch.bool), diagonal=1)
+    return reference_forward(case_, lib, x, logits_only=True)[..., keep]
+
+
+def make_fixture(seed, case_, report):
+    """Computes and checks one case; returns its JSON object."""
+    name, dtype_name = case_["name"], case_["dtype"]
+    model, plan = variants.make_model(case_, seed, dtype_name)
+    model.causal = True  # (make_model builds the book module with causal=False)
+    scale = case_["query_weight_scale"]
+    assert scale >= 1 and scale & (scale - 1) == 0, (name, "query_weight_scale: a power of two")
+    with torch.no_grad():
+        model.W_query.weight.mul_(scale)
+        if model.W_query.bias is not None:
+            model.W_query.bias.mul_(scale)
+    x = variants.make_inputs(case_, seed, dtype_name)["x"]
+    lib = variants.library_parameters(model, case_)
+    lib64 = {k: v.double() for k, v in lib.items()}
+    x64 = x.double()
+    worst = {}
+
+    def within(label, actual, expected, tol):
+        v = max_violation(actual.double(), expected.double(), tol)
+        worst[label] = max(worst.get(label, 0.0), v)
+        if v > 1:
+            raise SystemExit(f"{name}: {label} differs by {v} x {tol}; nothing written")
+
+    with torch.no_grad():
+        out = reference_forward(case_, lib, x)
+        out64 = reference_forward(case_, lib64, x64)
+        if dtype_name == "float32":
+            within("float32 vs float64", out, out64, FLOAT32_VS_FLOAT64)
+        # BLOOM's form of the bias gives the same softmax
+        if case_["alibi"]:
+            within("vs BLOOM's +m*j form (float64)",
+                   reference_forward(case_, lib64, x64, bloom_form=True), out64, RTOL["float64"])
+        # without the options, the explicit forward is the book module's
+        plain = reference_forward(case_, lib, x, options=False)
+        within("no options vs book module", plain, model(x), RTOL[dtype_name])
+        assert not torch.allclose(plain, out, rtol=1e-3, atol=1e-3), (name, "no effect")
+        # causal: the first k tokens alone give the first k rows (what a cache streams)
+        for k in sorted({1, 2, case_["num_queries"] // 2, case_["num_queries"] - 1} - {0}):
+            within("prefix", reference_forward(case_, lib, x[:, :k]), out[:, :k],
+                   RTOL[dtype_name])
+        logits = scaled_logits(case_, lib64, x64)
+        over = float((logits.abs() > case_["softcap"]).double().mean()) if case_["softcap"] else 0
+        if case_["softcap"]:
+            assert over >= 0.2, (name, "the cap bends too few logits", over)
+    assert not bool(out.isnan().any())
+    slopes = build_alibi_slopes(case_["num_heads"], DTYPES[dtype_name]) if case_["alibi"] else None
+    report[name] = {"worst": worst, "over_cap": over,
+                    "max_abs_logit": float(logits.abs().max())}
+    res = {"output": out, "weights": None, "average_weights": None, "fast_path": False,
+           "notes": []}
+    fx = variants.fixture_json(case_, seed, plan, res)
+    fx["generated_by"] = (
+        f"{SCRIPT} with torch {torch.__version__}: parameters and inputs from the splitmix64 "
+        f"stream generator of test/data/kv_cache/README.md with seed {seed}, W_query's weight "
+        f"and bias times query_weight_scale; the explicit causal forward of "
+        f"test/data/scores/README.md in {dtype_name} (the book's projections and RoPE, Gemma "
+        f"2's soft-cap, BLOOM's ALiBi slopes, mask, softmax).")
+    fx["softcap"] = case_["softcap"]
+    fx["alibi"] = case_["alibi"]
+    fx["alibi_slopes"] = None if slopes is None else [float(v) for v in slopes.tolist()]
+    fx["query_weight_scale"] = scale
+    return fx
+
+
+def verify(path, expected):
+    with open(path) as f:
+        fx = json.load(f)
+    assert fx == json.loads(json.dumps(expected)), path
+    for v in fx["output"]["data"]:
+        if fx["dtype"] == "float32":
+            assert float(torch.tensor(v, dtype=torch.float32)) == v, (path, v)
+
+
+README_HEAD = r"""# Score-option reference fixtures (issue 41)
+
+Logit soft-capping (`mha::attention_scores{.softcap = c}`), ALiBi
+(`{.alibi = true}`) and both together, on the causal book
+`MultiHeadAttention` and the Llama `GroupedQueryAttention` (with and without
+RoPE) of `tools/reference_modules.py`, float32 and float64. Generated by
+`tools/make_score_fixtures.py`; regenerate (this deletes every `*.json` here
+first and rewrites this README) with Debian's python3, which provides
+PyTorch:
+
+    /usr/bin/python3 tools/make_score_fixtures.py
+
+Do not edit these files by hand. Made with torch {torch_version}. Read by
+`test/test_scores.cpp` through `test/variant_fixture.hpp`.
+
+## Schema
+
+The schema of `test/data/variants/README.md` (book modules, self-attention,
+`causal: true`, no lengths, no weights; weights and inputs regenerated from
+the splitmix64 streams of `test/data/kv_cache/README.md`, output stored as
+`{"shape", "data"}`), plus:
+
+- `softcap` (integer, 0 = off): the cap c;
+- `alibi` (bool) and `alibi_slopes` (the slope of each head in the fixture's
+  dtype, or null): BLOOM's slopes, for the reader's information (the test
+  checks them against the library's);
+- `query_weight_scale` (a power of two): after the parameters are generated,
+  `W_query.weight` and `W_query.bias` (if any) are multiplied by it (exact),
+  so that the scaled logits are large enough for a cap of 2 or 3 to bend
+  them.
+
+## The expected output
+
+An explicit forward, from the library-named parameters, in the fixture's
+dtype:
+
+1. Q, K, V as the book's modules compute them (`x @ W.T + b`), heads split;
+   RoPE with the book's `apply_rope` when `rope_theta_base > 0`; kv heads
+   repeated (`repeat_interleave`) for grouped-query attention;
+2. `attn_weights = (Q @ K^T) / sqrt(head_dim)`;
+3. soft-cap (Hugging Face Gemma 2, `modeling_gemma2.py`, eager attention):
+   `attn_weights = attn_weights / softcap; attn_weights = torch.tanh(attn_weights);
+   attn_weights = attn_weights * softcap`;
+4. ALiBi: `attn_weights -= m_h * (i - j)` (i the query position, j the key
+   position), m_h from BLOOM's `build_alibi_tensor` lines
+   (`modeling_bloom.py`: closest power of two c <= n; base
+   `2**(-(2**-(log2(c)-3)))`, slopes `base**(1..c)`; for n > c the extra
+   base `2**(-(2**-(log2(2c)-3)))` to the powers 1, 3, 5, ...), computed in
+   the fixture's dtype;
+5. the causal mask (`-inf` above the diagonal), `softmax`, `@ V`, `out_proj`.
+
+Checks before writing: float32 against the same computation in float64
+(within 1e-6 relative to max(1, |expected|)); ALiBi against BLOOM's own form
+of the bias (`+ m_h * j`, the same softmax) in float64 (1e-12); with the
+options off the explicit forward equals the book module's `model(x)`; the
+options change the output; the first k tokens alone give the first k output
+rows (so a KV-cache stream of the same tokens has the same expected rows);
+for the soft-cap cases at least 20% of the scaled logits exceed the cap.
+
+## Cases
+
+| file | module | dtype | d_in | d_out | ctx | heads | kv heads | RoPE | batch | N | softcap | alibi | W_query x | logits over cap | covers |
+|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|
+"""
+
+
+def main():
+    _check_generator()
+    os.makedirs(OUT_DIR, exist_ok=True)
+    for f in os.listdir(OUT_DIR):
+        if f.endswith(".json"):
+            os.remove(os.path.join(OUT_DIR, f))
+    report = {}
+    rows = []
+    total = 0
+    for index, c in enumerate(CASES):
+        seed = SEED_BASE + index
+        fx = make_fixture(seed, c, report)
+        path = os.path.join(OUT_DIR, c["name"] + ".json")
+        text = json.dumps(fx, separators=(",", ":")) + "\n"
+        with open(path, "w") as f:
+            f.write(text)
+        total += len(text)
+        verify(path, fx)
+        r = report[c["name"]]
+        print(f"{c['name']}: {len(text)} bytes, over cap {r['over_cap']:.2f}, max |logit| "
+              f"{r['max_abs_logit']:.2f}, " +
+              ", ".join(f"{k} {v:.3g}" for k, v in r["worst"].items()))
+        rows.append(
+            f"| {c['name']}.json | {c['module']} | {c['dtype']} | {c['d_in']} | {c['d_out']} | "
+            f"{c['context_length']} | {c['num_heads']} | {c.get('num_kv_heads', c['num_heads'])} "
+            f"| {c.get('rope_theta_base', 0) or 'no'} | {c['batch']} | {c['num_queries']} | "
+            f"{c['softcap'] or 'off'} | {'yes' if c['alibi'] else 'no'} | "
+            f"{c['query_weight_scale']} | "
+            f"{'%.0f%%' % (100 * r['over_cap']) if c['softcap'] else '-'} | {c['covers']} |")
+    with open(os.path.join(OUT_DIR, "README.md"), "w") as f:
+        f.write(README_HEAD.replace("{torch_version}", torch.__version__))
+        f.write("\n".join(rows) + "\n")
+    print(f"{len(CASES)} files, {total} bytes")
+
+
+if __name__ == "__main__":
+    main()
