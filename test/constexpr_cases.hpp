@@ -16,20 +16,24 @@ namespace mha_test {
 /// time: d_in 4, d_out 8, context 6, 4 query heads, 2 key/value heads, bias.
 using tiny_gqa = mha::grouped_query_attention<float, 4, 8, 6, 4, 2, true, mha::rope<10000>>;
 
-/// tiny_gqa with every parameter from one sequence (v, -1.25 v, ..., scaled
-/// by 1/16 whenever |v| passes 0.75).
-constexpr tiny_gqa make_tiny_gqa() {
-  tiny_gqa m{};
-  float v = 0.03125f;
+/// A model M (value-initialised) with every parameter from one sequence: v =
+/// first, -1.25 v, ..., scaled by 1/16 whenever |v| passes `limit`.
+template <class M>
+constexpr M sequence_model(float first, float limit) {
+  M m{};
+  float v = first;
   mha::for_each_parameter(m, [&](auto, auto& t) {
     for (auto& e : t) {
       e = v;
       v = v * -1.25f;
-      if (v > 0.75f || v < -0.75f) v = v * 0.0625f;
+      if (v > limit || v < -limit) v = v * 0.0625f;
     }
   });
   return m;
 }
+
+/// tiny_gqa with every parameter from sequence_model(1/32, 0.75).
+constexpr tiny_gqa make_tiny_gqa() { return sequence_model<tiny_gqa>(0.03125f, 0.75f); }
 
 /// A [5][4] input for tiny_gqa (v, -0.875 v + 1/16, ...).
 constexpr mha::tensor<float, 5, 4> tiny_gqa_input() {

@@ -84,8 +84,16 @@
 //    and a policy with a head-, query- and key-dependent logit and a sink
 //    gives the same bits on simple (vector and scalar mirror), blocked,
 //    token-major (attention_head, or attention_head_scalar without vector
-//    registers) and pairs kernels, the decode row within 2e-6 -> (new with
-//    the hooks; no variant uses them yet).
+//    registers) and pairs kernels, the decode row within 2e-6 -> (the hooks'
+//    own check).
+// 12 "score options ..." -> soft-capping and ALiBi (mha::attention_scores):
+//    the options' policy gives the same bits on the six head kernels as
+//    above (decode within 2e-6) and changes the result; a grouped-query
+//    module with RoPE, a cap and ALiBi: constant evaluation == run time
+//    (token-major, pairs) == mha::dynamic; the KV-cache steps of a float
+//    grouped-query module with both options and of a double
+//    multi_head_attention with ALiBi on 3 heads (BLOOM's extra slopes) as in
+//    7 -> test_scores.cpp (PyTorch fixtures, every module kind).
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -775,13 +783,12 @@ struct kernel_outputs {
 };
 
 template <class P>
-kernel_outputs run_kernels(const policy_heads& in) {
+kernel_outputs run_kernels(const policy_heads& in, const P& policy = {}) {
   namespace md = mha::detail;
   using T = float;
   constexpr auto hd = md::size_c<pol_d>{};
   const T divisor = std::sqrt(static_cast<T>(pol_d));
   kernel_outputs out;
-  const P policy{};
   const md::dropout_state<T> no_dropout{};
   constexpr std::size_t ld_scores = 16;
   std::array<T, md::gemm::mr * ld_scores> scores{};
@@ -901,5 +908,76 @@ TEST_CASE("score policies: every head kernel takes the logit and sink steps alik
     REQUIRE(decode_rows_close(shifted));
     // the steps change the result (the hooks are called)
     REQUIRE(!mha_test::same_bits(shifted.simple.data(), plain.simple.data(), plain.simple.size()));
+  }
+}
+
+// 12: the score options soft-capping and ALiBi through the kernels and modules.
+TEST_CASE("score options: soft-capping and ALiBi give one result on every path",
+          "[conformance][score_options][constexpr][kv_cache]") {
+  constexpr mha::attention_scores both{.softcap = 2, .alibi = true};
+  SECTION("the options' policy: every head kernel alike") {
+    std::mt19937 rng(73);
+    std::uniform_real_distribution<float> u(-3.0f, 3.0f);  // logits beyond the cap of 2
+    policy_heads in;
+    for (auto* a : {&in.q, &in.k, &in.v})
+      for (float& e : *a) e = u(rng);
+    const auto policy = mha::detail::make_score_policy<float, both>(mha::detail::size_c<pol_h>{});
+    STATIC_REQUIRE(!decltype(policy)::plain);
+    const auto o = run_kernels(in, policy);
+    const auto plain = run_kernels<mha::detail::causal_scores>(in);
+    const std::size_t n = o.simple.size();
+    REQUIRE(mha_test::all_finite(o.simple.data(), n));
+    REQUIRE(mha_test::same_bits(o.mirror.data(), o.simple.data(), n));
+    REQUIRE(mha_test::same_bits(o.blocked.data(), o.simple.data(), n));
+    REQUIRE(mha_test::same_bits(o.token_major.data(), o.simple.data(), n));
+    REQUIRE(mha_test::same_bits(o.pairs.data(), o.simple.data(), n));
+    REQUIRE(decode_rows_close(o));
+    REQUIRE(!mha_test::same_bits(o.simple.data(), plain.simple.data(), n));
+  }
+  SECTION("constant evaluation gives the run-time bits and mha::dynamic's") {
+    using G = mha::grouped_query_attention<float, 4, 8, 6, 4, 2, true, mha::rope<10000>, both>;
+    // (larger weights than make_tiny_gqa's: logits beyond the cap)
+    constexpr auto make = [] { return mha_test::sequence_model<G>(0.5f, 3.0f); };
+    constexpr G m = make();
+    constexpr auto x = mha_test::tiny_gqa_input();
+    constexpr auto y = m.forward(x);
+    const G rm = make();
+    const auto rx = mha_test::tiny_gqa_input();
+    const auto ry = run_time_forward(rm, rx);  // token-major
+    REQUIRE(mha_test::all_finite(ry.data(), ry.size));
+    REQUIRE(mha_test::same_bits(y, ry));
+    mha::dynamic::grouped_query_attention<float, both> d(4, 8, 6, 4, 2, true,
+                                                          mha::dynamic::rope_config{10000});
+    mha::copy_parameters(rm, d);
+    mha::dynamic::tensor<float> dx({5, 4});
+    std::copy(rx.begin(), rx.end(), dx.data());
+    REQUIRE(mha_test::same_bits(ry, d.forward(dx)));
+    // the options change the result
+    mha::grouped_query_attention<float, 4, 8, 6, 4, 2, true, mha::rope<10000>> plain{};
+    mha::copy_parameters(rm, plain);
+    REQUIRE_FALSE(mha_test::same_bits(run_time_forward(plain, rx), ry));
+  }
+  SECTION("KV cache: float grouped-query attention with both options") {
+    using G = mha::grouped_query_attention<float, 16, 16, 16, 4, 2, false, mha::rope<10000>, both>;
+    std::mt19937 rng(75);
+    auto g = std::make_unique<G>();
+    mha::for_each_parameter(*g, [&](auto, auto& t) { mha_test::fill_uniform(t, rng, 1.0); });
+    mha::dynamic::grouped_query_attention<float, both> d(16, 16, 16, 4, 2, false,
+                                                          mha::dynamic::rope_config{10000});
+    mha::copy_parameters(*g, d);
+    check_kv<2>(*g, d, {10, 1, 3, 2}, 76);  // fills the context
+  }
+  SECTION("KV cache: double multi_head_attention, ALiBi on 3 heads") {
+    constexpr mha::attention_scores alibi{.alibi = true};
+    using M = mha::multi_head_attention<double, 12, 12, 12, 3, true, alibi>;
+    std::mt19937 rng(77);
+    auto m = std::make_unique<M>();
+    mha::for_each_parameter(*m, [&](auto, auto& t) { mha_test::fill_uniform(t, rng, 0.5); });
+    mha::dynamic::multi_head_attention<double, alibi> d(12, 12, 12, 3, true);
+    mha::copy_parameters(*m, d);
+    using F = mha::fused_multi_head_attention<double, 12, 12, 12, 3, true, alibi>;
+    auto f = std::make_unique<F>();
+    mha::fuse_qkv(*m, *f);
+    check_kv<2>(*m, d, {9, 1, 2}, 78, f.get());
   }
 }
