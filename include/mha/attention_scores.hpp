@@ -53,6 +53,14 @@ struct attention_scores {
   /// attends to keys max(0, i - W + 1)..i (Mistral's and Hugging Face's
   /// sliding_window; Gemma 2's local layers, gpt-oss). Needs the causal mask.
   std::size_t sliding_window = 0;
+  /// Attention sinks (StreamingLLM; gpt-oss): a learned logit s_h per head,
+  /// the parameter `sinks` [num_heads] (the module's score_params.sinks, named
+  /// `sinks` in the parameter walk), joins each row's softmax denominator,
+  /// unscaled and unmasked, and contributes no value row: weights(i, j) =
+  /// e^logit(i, j) / (e^s_h + sum_k e^logit(i, k)). Only the modules that hold
+  /// score parameters take it (multi_head_attention, fused_multi_head_attention,
+  /// grouped_query_attention and their twins).
+  bool sinks = false;
 
   friend constexpr bool operator==(const attention_scores&, const attention_scores&) = default;
 };
@@ -81,10 +89,7 @@ constexpr attention_scores scores_of(S s) noexcept {
 
 /// True when the score options s have learned parameters (mha::score_parameters;
 /// causal_attention and the wrapper, which hold none, refuse such options).
-constexpr bool scores_have_parameters(attention_scores s) noexcept {
-  static_cast<void>(s);
-  return false;
-}
+constexpr bool scores_have_parameters(attention_scores s) noexcept { return s.sinks; }
 
 /// The attention_scores of a module's `Scores` template argument S, after the
 /// options' compile-time rules (each a static_assert naming

@@ -86,14 +86,15 @@
 //    token-major (attention_head, or attention_head_scalar without vector
 //    registers) and pairs kernels, the decode row within 2e-6 -> (the hooks'
 //    own check).
-// 12 "score options ..." -> soft-capping and ALiBi (mha::attention_scores):
-//    the options' policy gives the same bits on the six head kernels as
-//    above (decode within 2e-6) and changes the result; a grouped-query
-//    module with RoPE, a cap and ALiBi: constant evaluation == run time
-//    (token-major, pairs) == mha::dynamic; the KV-cache steps of a float
-//    grouped-query module with both options and of a double
-//    multi_head_attention with ALiBi on 3 heads (BLOOM's extra slopes) as in
-//    7 -> test_scores.cpp (PyTorch fixtures, every module kind).
+// 12 "score options ..." -> soft-capping, ALiBi, the sliding window and sinks
+//    (mha::attention_scores): the options' policies (a cap with ALiBi; a
+//    window with sinks) give the same bits on the six head kernels as above
+//    (decode within 2e-6); grouped-query modules with RoPE and either set:
+//    constant evaluation == run time (token-major, pairs) == mha::dynamic;
+//    the KV-cache steps of a float grouped-query module with a cap and ALiBi,
+//    a double one with a window and sinks, and a double multi_head_attention
+//    with ALiBi on 3 heads (BLOOM's extra slopes) as in 7 -> test_scores.cpp
+//    (PyTorch fixtures, every module kind).
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -872,6 +873,43 @@ bool decode_rows_close(const kernel_outputs& o) {
   return true;
 }
 
+// A tiny grouped-query module with RoPE and the score options S (parameters
+// from sequence_model(0.5, 3): logits beyond a cap of 2): constant evaluation
+// gives the run-time bits (token-major, pairs) and mha::dynamic's; returns the
+// run-time output.
+template <mha::attention_scores S>
+mha::tensor<float, 5, 8> check_tiny_gqa_options() {
+  using G = mha::grouped_query_attention<float, 4, 8, 6, 4, 2, true, mha::rope<10000>, S>;
+  constexpr auto make = [] { return mha_test::sequence_model<G>(0.5f, 3.0f); };
+  constexpr G m = make();
+  constexpr auto x = mha_test::tiny_gqa_input();
+  constexpr auto y = m.forward(x);
+  const G rm = make();
+  const auto rx = mha_test::tiny_gqa_input();
+  const auto ry = run_time_forward(rm, rx);
+  REQUIRE(mha_test::all_finite(ry.data(), ry.size));
+  REQUIRE(mha_test::same_bits(y, ry));
+  mha::dynamic::grouped_query_attention<float, S> d(4, 8, 6, 4, 2, true,
+                                                     mha::dynamic::rope_config{10000});
+  mha::copy_parameters(rm, d);
+  mha::dynamic::tensor<float> dx({5, 4});
+  std::copy(rx.begin(), rx.end(), dx.data());
+  REQUIRE(mha_test::same_bits(ry, d.forward(dx)));
+  return ry;
+}
+
+// Every kernel's outputs finite and equal to the simple kernel's, bit for bit
+// (decode: decode_rows_close).
+void require_kernels_agree(const kernel_outputs& o) {
+  const std::size_t n = o.simple.size();
+  REQUIRE(mha_test::all_finite(o.simple.data(), n));
+  REQUIRE(mha_test::same_bits(o.mirror.data(), o.simple.data(), n));
+  REQUIRE(mha_test::same_bits(o.blocked.data(), o.simple.data(), n));
+  REQUIRE(mha_test::same_bits(o.token_major.data(), o.simple.data(), n));
+  REQUIRE(mha_test::same_bits(o.pairs.data(), o.simple.data(), n));
+  REQUIRE(decode_rows_close(o));
+}
+
 }  // namespace
 
 // 11: the score-policy hooks (logit step, sink) of the six head kernels.
@@ -925,33 +963,14 @@ TEST_CASE("score options: soft-capping and ALiBi give one result on every path",
     STATIC_REQUIRE(!decltype(policy)::plain);
     const auto o = run_kernels(in, policy);
     const auto plain = run_kernels<mha::detail::causal_scores>(in);
-    const std::size_t n = o.simple.size();
-    REQUIRE(mha_test::all_finite(o.simple.data(), n));
-    REQUIRE(mha_test::same_bits(o.mirror.data(), o.simple.data(), n));
-    REQUIRE(mha_test::same_bits(o.blocked.data(), o.simple.data(), n));
-    REQUIRE(mha_test::same_bits(o.token_major.data(), o.simple.data(), n));
-    REQUIRE(mha_test::same_bits(o.pairs.data(), o.simple.data(), n));
-    REQUIRE(decode_rows_close(o));
-    REQUIRE(!mha_test::same_bits(o.simple.data(), plain.simple.data(), n));
+    require_kernels_agree(o);
+    REQUIRE(!mha_test::same_bits(o.simple.data(), plain.simple.data(), o.simple.size()));
   }
   SECTION("constant evaluation gives the run-time bits and mha::dynamic's") {
-    using G = mha::grouped_query_attention<float, 4, 8, 6, 4, 2, true, mha::rope<10000>, both>;
-    // (larger weights than make_tiny_gqa's: logits beyond the cap)
-    constexpr auto make = [] { return mha_test::sequence_model<G>(0.5f, 3.0f); };
-    constexpr G m = make();
-    constexpr auto x = mha_test::tiny_gqa_input();
-    constexpr auto y = m.forward(x);
-    const G rm = make();
+    const auto ry = check_tiny_gqa_options<both>();
     const auto rx = mha_test::tiny_gqa_input();
-    const auto ry = run_time_forward(rm, rx);  // token-major
-    REQUIRE(mha_test::all_finite(ry.data(), ry.size));
-    REQUIRE(mha_test::same_bits(y, ry));
-    mha::dynamic::grouped_query_attention<float, both> d(4, 8, 6, 4, 2, true,
-                                                          mha::dynamic::rope_config{10000});
-    mha::copy_parameters(rm, d);
-    mha::dynamic::tensor<float> dx({5, 4});
-    std::copy(rx.begin(), rx.end(), dx.data());
-    REQUIRE(mha_test::same_bits(ry, d.forward(dx)));
+    const auto rm = mha_test::sequence_model<
+        mha::grouped_query_attention<float, 4, 8, 6, 4, 2, true, mha::rope<10000>, both>>(0.5f, 3.0f);
     // the options change the result
     mha::grouped_query_attention<float, 4, 8, 6, 4, 2, true, mha::rope<10000>> plain{};
     mha::copy_parameters(rm, plain);
@@ -966,6 +985,33 @@ TEST_CASE("score options: soft-capping and ALiBi give one result on every path",
                                                           mha::dynamic::rope_config{10000});
     mha::copy_parameters(*g, d);
     check_kv<2>(*g, d, {10, 1, 3, 2}, 76);  // fills the context
+  }
+  SECTION("sinks with a sliding window and RoPE (gpt-oss's layers): every path") {
+    constexpr mha::attention_scores oss{.sliding_window = 3, .sinks = true};
+    // the policy with sinks through the six head kernels
+    std::mt19937 rng(79);
+    std::uniform_real_distribution<float> u(-2.0f, 2.0f);
+    policy_heads in;
+    for (auto* a : {&in.q, &in.k, &in.v})
+      for (float& e : *a) e = u(rng);
+    mha::score_parameters<float, pol_h, oss> params{};
+    params.sinks.data()[0] = 0.75f;
+    params.sinks.data()[1] = -1.5f;
+    const auto policy =
+        mha::detail::make_score_policy<float, oss>(mha::detail::size_c<pol_h>{}, params);
+    STATIC_REQUIRE(decltype(policy)::has_sink);
+    const auto o = run_kernels(in, policy);
+    require_kernels_agree(o);
+    // a grouped-query module: constant evaluation == run time == mha::dynamic
+    check_tiny_gqa_options<oss>();
+    // the KV-cache steps, double
+    using D = mha::grouped_query_attention<double, 16, 16, 16, 4, 2, false, mha::rope<10000>, oss>;
+    auto g = std::make_unique<D>();
+    mha::for_each_parameter(*g, [&](auto, auto& t) { mha_test::fill_uniform(t, rng, 1.0); });
+    mha::dynamic::grouped_query_attention<double, oss> dd(16, 16, 16, 4, 2, false,
+                                                           mha::dynamic::rope_config{10000});
+    mha::copy_parameters(*g, dd);
+    check_kv<2>(*g, dd, {10, 1, 3, 2}, 80);
   }
   SECTION("KV cache: double multi_head_attention, ALiBi on 3 heads") {
     constexpr mha::attention_scores alibi{.alibi = true};

@@ -206,13 +206,15 @@ constexpr T alibi_slope(std::size_t n, std::size_t h) noexcept {
   return slope;
 }
 
-/// A policy with logit steps: the key range of Range (causal_scores or
+/// A policy with logit or sink steps: the key range of Range (causal_scores or
 /// all_keys_scores) and the steps of the score options Scores
 /// (mha::attention_scores), in one place and in this order:
 ///
 ///   soft-capping (Scores.softcap = c > 0):   logit = c * tanh(logit / c)
 ///   ALiBi (Scores.alibi):                     logit = logit - m_h * (i - j)
 ///   sliding window (Scores.sliding_window W): logit = -inf for j <= i - W
+///   sinks (Scores.sinks):  step (c), sink_logit(h) = sinks[h], the module's
+///                          score_params.sinks (gpt-oss's learned sinks)
 ///
 /// (soft-capping: Gemma 2's, Hugging Face's Gemma2Attention: `attn_weights /
 /// softcap`, tanh, `* softcap`, after the scaling and before the mask; ALiBi:
@@ -226,11 +228,17 @@ constexpr T alibi_slope(std::size_t n, std::size_t h) noexcept {
 template <class T, attention_scores Scores, class Range, class Heads>
 struct option_scores {
   static constexpr bool causal = Range::causal;
-  static constexpr bool plain = false;
-  static constexpr bool has_sink = false;
+  static constexpr bool plain =
+      Scores.softcap == 0 && !Scores.alibi && Scores.sliding_window == 0;
+  static constexpr bool has_sink = Scores.sinks;
   Range range;
   Heads num_heads;
-  constexpr option_scores over(std::size_t n) const noexcept { return {range.over(n), num_heads}; }
+  const T* sinks = nullptr;  ///< [num_heads] with Scores.sinks
+  constexpr option_scores over(std::size_t n) const noexcept {
+    return {range.over(n), num_heads, sinks};
+  }
+  /// Head `head`'s sink logit (Scores.sinks).
+  constexpr T sink_logit(std::size_t head) const noexcept { return sinks[head]; }
   constexpr key_span span(std::size_t p) const noexcept { return range.span(p); }
   /// The logit of the score `scaled` (q . k / sqrt(head_dim)) of head `head`,
   /// query position `query` and key position `key`.
@@ -263,19 +271,23 @@ struct no_score_parameters {};
 /// module's mha::score_parameters or mha::dynamic::score_parameters, or
 /// no_score_parameters): causal_scores for the causal mask, all_keys_scores
 /// for none, either of them inside an option_scores when an option adds a
-/// logit step.
+/// logit or a sink step.
 template <class T, attention_scores Scores, class Heads, class Params = no_score_parameters>
 constexpr auto make_score_policy(Heads num_heads, const Params& params = {}) noexcept {
-  static_cast<void>(params);
   const auto range = [] {
     if constexpr (Scores.mask == attention_mask::causal)
       return causal_scores{};
     else
       return all_keys_scores{};
   }();
-  if constexpr (Scores.softcap != 0 || Scores.alibi || Scores.sliding_window != 0) {
+  if constexpr (Scores.sinks) {
+    return option_scores<T, Scores, std::remove_cv_t<decltype(range)>, Heads>{
+        range, num_heads, params.sinks.data()};
+  } else if constexpr (Scores.softcap != 0 || Scores.alibi || Scores.sliding_window != 0) {
+    static_cast<void>(params);
     return option_scores<T, Scores, std::remove_cv_t<decltype(range)>, Heads>{range, num_heads};
   } else {
+    static_cast<void>(params);
     static_cast<void>(num_heads);
     return range;
   }
