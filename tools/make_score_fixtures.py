@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Generate the score-option reference fixtures (issue 41: logit soft-capping,
-ALiBi) for the C++ "mha" library.
+ALiBi, sliding-window attention) for the C++ "mha" library.
 
 Run from anywhere with Debian's python3 (which provides PyTorch; the pyenv
 ``python3`` on PATH has no torch):
@@ -14,7 +14,8 @@ The files use the schema of the attention-variant fixtures
 (``test/data/variants/README.md``, read by ``test/variant_fixture.hpp``) for
 the book's MultiHeadAttention and the Llama GroupedQueryAttention of
 ``tools/reference_modules.py`` (causal), plus the keys ``softcap``, ``alibi``,
-``alibi_slopes`` and ``query_weight_scale``. Weights and inputs are not
+``alibi_slopes``, ``query_weight_scale`` and, in the windowed files only,
+``sliding_window``. Weights and inputs are not
 stored: they come from the splitmix64 stream generator of
 ``tools/make_kv_fixtures.py``; W_query's weight and bias are then multiplied
 by ``query_weight_scale`` (a power of two, so exactly) to make the logits
@@ -27,9 +28,16 @@ Hugging Face Gemma 2's soft-capping lines (modeling_gemma2.py, eager
 attention: ``attn_weights / softcap``, ``torch.tanh``, ``* softcap``); then
 the ALiBi bias -m_h * (i - j) with BLOOM's slopes (modeling_bloom.py,
 build_alibi_tensor, computed here in the fixture's dtype); then the causal
-mask (-inf) and the softmax. float32 fixtures are checked against the same
-computation in float64, and ALiBi against BLOOM's own form (+m_h * j, which
-gives the same softmax).
+mask and, with a sliding window W, Hugging Face's sliding-window mask (key k
+visible to query q iff k <= q and k > q - W: masking_utils'
+causal_mask_function and sliding_window_overlay, the mask of Mistral's
+create_sliding_window_causal_mask), masked logits -inf, and the softmax.
+float32 fixtures are checked against the same computation in float64, ALiBi
+against BLOOM's own form (+m_h * j, which gives the same softmax), and the
+window against Mistral's additive mask of transformers 4.4x
+(_prepare_4d_causal_attention_mask_with_cache_position: finfo.min where
+`arange(N) > cache_position` or `arange(N) <= cache_position - W`) and against
+a softmax over the window's keys alone (sliced, no mask).
 """
 
 import json
@@ -58,13 +66,15 @@ SEED_BASE = 4100
 
 
 def case(name, module, dtype, d_in, d_out, ctx, H, qkv_bias, B, N, softcap=0, alibi=False,
-         gqa=None, query_scale=1, covers=""):
+         gqa=None, query_scale=1, window=0, covers=""):
     """A causal book module (multi_head_attention or grouped_query_attention)
-    with score options. gqa: (num_kv_heads, rope_theta_base, out_proj_bias)."""
+    with score options. gqa: (num_kv_heads, rope_theta_base, out_proj_bias).
+    window: the sliding window W (0: none)."""
     c = variants.book_case(name, module, dtype, d_in, d_out, ctx, H, qkv_bias, B, N, gqa=gqa,
                            covers=covers)
     c["causal"] = True
-    c.update(softcap=softcap, alibi=alibi, query_weight_scale=query_scale)
+    c.update(softcap=softcap, alibi=alibi, query_weight_scale=query_scale, sliding_window=window)
+    assert window >= 0 and N <= ctx
     return c
 
 
@@ -110,6 +120,28 @@ CASES = [
          alibi=True, gqa=(2, 10_000, True), query_scale=64, covers="GQA, RoPE, float64"),
     case("both_mha_f32_h3_n40", MHA, "float32", 32, 24, 48, 3, True, 1, 40, softcap=3,
          alibi=True, query_scale=64, covers="40 tokens, 3 heads, blocked kernels"),
+    # sliding window (Mistral's and Hugging Face's: query q sees keys q-W+1..q)
+    case("window_mha_f32_h3_w3_n10", MHA, "float32", 12, 12, 16, 3, True, 2, 10, window=3,
+         covers="window 3, 10 tokens (N > 3W), batch 2"),
+    case("window_mha_f64_h4_w4_n13", MHA, "float64", 16, 16, 16, 4, False, 1, 13, window=4,
+         covers="window 4, 13 tokens (N > 3W), no qkv bias; small shapes (simple loops), "
+         "a cached chunk of 11 tokens"),
+    case("window_gqa_f32_rope_h4_kv2_w3_n9", GQA, "float32", 8, 16, 16, 4, False, 2, 9,
+         window=3, gqa=(2, 10_000, False), covers="GQA with RoPE 10000, window 3, no biases"),
+    case("window_gqa_f64_norope_h4_kv1_w1_n6", GQA, "float64", 8, 16, 8, 4, True, 2, 6,
+         window=1, gqa=(1, 0, True), covers="window 1 (each query sees only itself), "
+         "multi-query, no RoPE, biases"),
+    case("window_softcap_gqa_f32_rope_h4_kv2_w4_n11", GQA, "float32", 16, 16, 16, 4, True, 2,
+         11, softcap=2, window=4, gqa=(2, 10_000, False), query_scale=64,
+         covers="Gemma 2's local layers: GQA, RoPE, soft-cap then window"),
+    case("window_alibi_mha_f64_h3_w5_n12", MHA, "float64", 12, 12, 16, 3, True, 2, 12,
+         alibi=True, window=5, covers="ALiBi then window 5, 3 heads (BLOOM's extra slope)"),
+    case("window_mha_f32_h4_w8_n40", MHA, "float32", 32, 32, 48, 4, True, 1, 40, window=8,
+         covers="40 tokens, window 8: blocked kernels (dynamic twin, chunks of more than 8 "
+         "cached tokens)"),
+    case("window_gqa_f64_rope_h4_kv2_w8_n40", GQA, "float64", 32, 16, 48, 4, True, 1, 40,
+         window=8, gqa=(2, 10_000, True), covers="40 tokens, window 8, GQA with RoPE, blocked "
+         "kernels, float64"),
 ]
 
 
@@ -134,12 +166,43 @@ def build_alibi_slopes(num_heads, dtype):
     return slopes
 
 
-def reference_forward(case_, lib, x, bloom_form=False, options=True, logits_only=False):
+def visible_keys(N, window):
+    """[N][N] bool, True where query q (row) attends to key k (column): Hugging
+    Face's causal mask (transformers' masking_utils, causal_mask_function:
+    kv_idx <= q_idx), and with a sliding window W > 0 also its
+    sliding_window_overlay (kv_idx > q_idx - W), the two AND-ed as
+    create_sliding_window_causal_mask does for Mistral."""
+    q_idx = torch.arange(N)[:, None]
+    kv_idx = torch.arange(N)[None, :]
+    visible = kv_idx <= q_idx
+    if window:
+        visible = visible & (kv_idx > q_idx - window)
+    return visible
+
+
+def mistral_additive_mask(N, window, dtype):
+    """[N][N] the additive mask of Mistral's eager attention in transformers 4.4x
+    (_prepare_4d_causal_attention_mask_with_cache_position, no cache, no
+    padding): torch.finfo(dtype).min where key k > q (diagonal_attend_mask) or
+    k <= q - W (sliding_attend_mask), 0 elsewhere."""
+    cache_position = torch.arange(N)
+    causal_mask = torch.full((N, N), torch.finfo(dtype).min, dtype=dtype)
+    attend = torch.arange(N) > cache_position.reshape(-1, 1)
+    attend |= torch.arange(N) <= cache_position.reshape(-1, 1) - window
+    return causal_mask * attend
+
+
+def reference_forward(case_, lib, x, bloom_form=False, options=True, logits_only=False,
+                      window_form="mask", window=None):
     """The output [B][N][d_out] from the library-named parameters `lib` and
     the input x (all in one dtype). bloom_form: the ALiBi bias as BLOOM adds
     it (+m_h * j) instead of -m_h * (i - j). options=False: no soft-cap, no
-    ALiBi (the book module's function). logits_only: the scaled logits
-    q k^T / sqrt(head_dim) [B][H][N][N] instead (the values the cap sees)."""
+    ALiBi, no window (the book module's function). logits_only: the scaled
+    logits q k^T / sqrt(head_dim) [B][H][N][N] instead (the values the cap
+    sees). window: the sliding window (None: the case's). window_form: how
+    the window is applied: "mask" (visible_keys, -inf), "mistral" (Mistral's
+    additive mask, mistral_additive_mask) or "sliced" (each query's softmax
+    over its window's keys alone, no mask)."""
     B, N = x.shape[0], x.shape[1]
     H = case_["num_heads"]
     kv_heads = case_.get("num_kv_heads", H)
@@ -175,17 +238,28 @@ def reference_forward(case_, lib, x, bloom_form=False, options=True, logits_only
             attn_weights = attn_weights + slopes * j.to(x.dtype)
         else:
             attn_weights = attn_weights - slopes * (i - j).to(x.dtype)
-    mask = torch.triu(torch.ones(N, N, dtype=torch.bool), diagonal=1)
-    attn_weights = attn_weights.masked_fill(mask, -math.inf)
+    W = (case_["sliding_window"] if window is None else window) if options else 0
+    if W and window_form == "sliced":
+        rows = []
+        for q in range(N):
+            first = max(0, q - W + 1)
+            p = torch.softmax(attn_weights[:, :, q, first:q + 1], dim=-1)
+            rows.append((p[..., None, :] @ V[:, :, first:q + 1])[..., 0, :])
+        context = torch.stack(rows, dim=2).transpose(1, 2).reshape(B, N, -1)
+        return linear(context, "out_proj")
+    if W and window_form == "mistral":
+        attn_weights = attn_weights + mistral_additive_mask(N, W, x.dtype)
+    else:
+        attn_weights = attn_weights.masked_fill(~visible_keys(N, W), -math.inf)
     attn_weights = torch.softmax(attn_weights, dim=-1)
     context = (attn_weights @ V).transpose(1, 2).reshape(B, N, -1)
     return linear(context, "out_proj")
 
 
 def scaled_logits(case_, lib, x):
-    """The scaled logits on and below the diagonal (the ones the mask keeps)."""
+    """The scaled logits of the visible keys (the ones the masks keep)."""
     N = x.shape[1]
-    keep = ~torch.triu(torch.ones(N, N, dtype=torch.bool), diagonal=1)
+    keep = visible_keys(N, case_["sliding_window"])
     return reference_forward(case_, lib, x, logits_only=True)[..., keep]
 
 
@@ -221,6 +295,20 @@ def make_fixture(seed, case_, report):
         if case_["alibi"]:
             within("vs BLOOM's +m*j form (float64)",
                    reference_forward(case_, lib64, x64, bloom_form=True), out64, RTOL["float64"])
+        W, N = case_["sliding_window"], case_["num_queries"]
+        if W:
+            assert W < N, (name, "the window hides no key")
+            # Mistral's additive mask (transformers 4.4x) and the sliced
+            # softmax over the window's keys give the same output
+            for form in ("mistral", "sliced"):
+                within(f"window: {form} form (float64)",
+                       reference_forward(case_, lib64, x64, window_form=form), out64,
+                       RTOL["float64"])
+            # the first W rows hide no key: the causal rows, the same bits
+            unwindowed = reference_forward(case_, lib, x, window=0)
+            assert torch.equal(unwindowed[:, :W], out[:, :W]), (name, "rows before the window")
+            assert not torch.allclose(unwindowed[:, W:], out[:, W:], rtol=1e-3, atol=1e-3), (
+                name, "the window has no effect")
         # without the options, the explicit forward is the book module's
         plain = reference_forward(case_, lib, x, options=False)
         within("no options vs book module", plain, model(x), RTOL[dtype_name])
@@ -240,16 +328,21 @@ def make_fixture(seed, case_, report):
     res = {"output": out, "weights": None, "average_weights": None, "fast_path": False,
            "notes": []}
     fx = variants.fixture_json(case_, seed, plan, res)
+    window = case_["sliding_window"]
+    masks = (f"the causal mask and Hugging Face's sliding-window mask of {window} keys"
+             if window else "mask")
     fx["generated_by"] = (
         f"{SCRIPT} with torch {torch.__version__}: parameters and inputs from the splitmix64 "
         f"stream generator of test/data/kv_cache/README.md with seed {seed}, W_query's weight "
         f"and bias times query_weight_scale; the explicit causal forward of "
         f"test/data/scores/README.md in {dtype_name} (the book's projections and RoPE, Gemma "
-        f"2's soft-cap, BLOOM's ALiBi slopes, mask, softmax).")
+        f"2's soft-cap, BLOOM's ALiBi slopes, {masks}, softmax).")
     fx["softcap"] = case_["softcap"]
     fx["alibi"] = case_["alibi"]
     fx["alibi_slopes"] = None if slopes is None else [float(v) for v in slopes.tolist()]
     fx["query_weight_scale"] = scale
+    if window:  # (absent from the files without a window)
+        fx["sliding_window"] = window
     return fx
 
 
@@ -265,7 +358,8 @@ def verify(path, expected):
 README_HEAD = r"""# Score-option reference fixtures (issue 41)
 
 Logit soft-capping (`mha::attention_scores{.softcap = c}`), ALiBi
-(`{.alibi = true}`) and both together, on the causal book
+(`{.alibi = true}`), both together, and the sliding window
+(`{.sliding_window = W}`, alone and with either), on the causal book
 `MultiHeadAttention` and the Llama `GroupedQueryAttention` (with and without
 RoPE) of `tools/reference_modules.py`, float32 and float64. Generated by
 `tools/make_score_fixtures.py`; regenerate (this deletes every `*.json` here
@@ -291,7 +385,10 @@ the splitmix64 streams of `test/data/kv_cache/README.md`, output stored as
 - `query_weight_scale` (a power of two): after the parameters are generated,
   `W_query.weight` and `W_query.bias` (if any) are multiplied by it (exact),
   so that the scaled logits are large enough for a cap of 2 or 3 to bend
-  them.
+  them;
+- `sliding_window` (integer W >= 1), only in the windowed files (`window_*`;
+  absent: no window): query q attends to keys k with q - W < k <= q, i.e.
+  max(0, q - W + 1)..q.
 
 ## The expected output
 
@@ -311,7 +408,12 @@ dtype:
    `2**(-(2**-(log2(c)-3)))`, slopes `base**(1..c)`; for n > c the extra
    base `2**(-(2**-(log2(2c)-3)))` to the powers 1, 3, 5, ...), computed in
    the fixture's dtype;
-5. the causal mask (`-inf` above the diagonal), `softmax`, `@ V`, `out_proj`.
+5. the masks: key k is visible to query q iff `k <= q` (Hugging Face's
+   `causal_mask_function` in `masking_utils.py`) and, with a sliding window
+   W, also `k > q - W` (its `sliding_window_overlay`; the two AND-ed, as
+   `create_sliding_window_causal_mask` does for Mistral); the logits of the
+   other keys are `-inf`;
+6. `softmax`, `@ V`, `out_proj`.
 
 Checks before writing: float32 against the same computation in float64
 (within 1e-6 relative to max(1, |expected|)); ALiBi against BLOOM's own form
@@ -319,12 +421,20 @@ of the bias (`+ m_h * j`, the same softmax) in float64 (1e-12); with the
 options off the explicit forward equals the book module's `model(x)`; the
 options change the output; the first k tokens alone give the first k output
 rows (so a KV-cache stream of the same tokens has the same expected rows);
-for the soft-cap cases at least 20% of the scaled logits exceed the cap.
+for the soft-cap cases at least 20% of the scaled logits (of the visible
+keys) exceed the cap. With a window (W < N in every case): the output equals,
+in float64 within 1e-12, Mistral's additive mask of transformers 4.4x
+(`_prepare_4d_causal_attention_mask_with_cache_position`, no cache:
+`torch.finfo(dtype).min` where `arange(N) > cache_position` or
+`arange(N) <= cache_position - W`, added to the logits) and a softmax over
+each query's window keys alone (sliced, no mask); the first W output rows
+equal, bit for bit, those of the same forward without the window (no key is
+hidden there), and the later rows differ from them.
 
 ## Cases
 
-| file | module | dtype | d_in | d_out | ctx | heads | kv heads | RoPE | batch | N | softcap | alibi | W_query x | logits over cap | covers |
-|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|
+| file | module | dtype | d_in | d_out | ctx | heads | kv heads | RoPE | batch | N | softcap | alibi | window | W_query x | logits over cap | covers |
+|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|
 """
 
 
@@ -355,6 +465,7 @@ def main():
             f"{c['context_length']} | {c['num_heads']} | {c.get('num_kv_heads', c['num_heads'])} "
             f"| {c.get('rope_theta_base', 0) or 'no'} | {c['batch']} | {c['num_queries']} | "
             f"{c['softcap'] or 'off'} | {'yes' if c['alibi'] else 'no'} | "
+            f"{c['sliding_window'] or 'off'} | "
             f"{c['query_weight_scale']} | "
             f"{'%.0f%%' % (100 * r['over_cap']) if c['softcap'] else '-'} | {c['covers']} |")
     with open(os.path.join(OUT_DIR, "README.md"), "w") as f:
