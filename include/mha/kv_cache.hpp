@@ -5,6 +5,7 @@
 #ifndef MHA_DETAIL_NO_CXX20
 
 #include <cstddef>
+#include <type_traits>
 
 #include <mha/config.hpp>
 #include <mha/detail/engine/attention.hpp>
@@ -22,7 +23,7 @@ struct kv_cache_access;
 /// `NumHeads` key/value heads of `HeadDim` features (width = NumHeads * HeadDim
 /// key/value features per token; the module's num_kv_heads, which is its
 /// num_heads except for grouped_query_attention), with room for `Capacity` (= the module's
-/// ContextLength) tokens each: what the book's
+/// ContextLength; fewer for a rolling cache, below) tokens each: what the book's
 /// KV-cache bonus code (LLMs-from-scratch, ch04/03_kv-cache) keeps in
 /// `cache_k` / `cache_v`, and Hugging Face in `past_key_values`. Reached as
 /// `M::kv_cache<B>` of every fixed-size module M (for
@@ -30,13 +31,13 @@ struct kv_cache_access;
 /// features [h*d_out, (h+1)*d_out)).
 ///
 /// Layout (docs/streaming.md), per sequence: the keys transposed, K^T
-/// [width][Capacity] (key j's feature f at f * Capacity + j; head h's keys are
+/// [width][capacity] (key j's feature f at f * capacity + j; head h's keys are
 /// rows [h*head_dim, (h+1)*head_dim), so a decode step's scores read each head's
 /// keys as contiguous vectors along the positions), and the values per head,
-/// V [num_heads][Capacity][head_dim] (head h's value of token j at
-/// (h * Capacity + j) * head_dim: one head's values are one contiguous block,
+/// V [num_heads][capacity][head_dim] (head h's value of token j at
+/// (h * capacity + j) * head_dim: one head's values are one contiguous block,
 /// read once per step). All sequences hold the same number of tokens, size().
-/// No heap: 2 * Batch * width * Capacity elements inline (GPT-2 small with
+/// No heap: 2 * Batch * width * capacity elements inline (GPT-2 small with
 /// ContextLength 1024: 6 MiB per sequence in float), so put a large cache in
 /// static storage or std::make_unique. Value-initialise it
 /// (`M::kv_cache<1> c{};`): an empty cache.
@@ -47,48 +48,89 @@ struct kv_cache_access;
 /// would be those of the other model's weights. Use one cache per model and
 /// clear() it when the weights change.
 ///
-/// Preconditions: truncate(n) with n <= size() (checked by MHA_ASSERT in
-/// debug builds; larger n leaves the cache as it is).
+/// Window: the module's sliding window (attention_scores::sliding_window; 0:
+/// none). With 0 < Window < ContextLength the cache *rolls*: it holds the
+/// last capacity = min(ContextLength, 2 * Window - 1) tokens of each sequence
+/// (memory O(Window)), positions first_position() .. size() - 1 at columns 0
+/// .. size() - first_position() - 1, and a stream may run past capacity
+/// tokens: to ContextLength positions with RoPE (its tables end there),
+/// without a bound otherwise. Every query still sees its whole window.
+///
+/// Preconditions: truncate(n) with n <= size() and, for a rolling cache, n >=
+/// first_position() + Window - 1 or first_position() == 0 (the tokens the
+/// next query attends to are still held); checked by MHA_ASSERT in debug
+/// builds; otherwise the cache is left as it is.
 template <class T, std::size_t Batch, std::size_t NumHeads, std::size_t HeadDim,
-          std::size_t Capacity>
+          std::size_t Capacity, std::size_t Window = 0>
 class kv_cache {
+  static constexpr bool rolls_ = detail::kv_rolls(Capacity, Window);
+  static constexpr std::size_t slots_ = detail::kv_slots(Capacity, Window);
+
  public:
   using value_type = T;
   static constexpr std::size_t batch = Batch;           ///< sequences
   static constexpr std::size_t num_heads = NumHeads;    ///< heads (the layout of V depends on them)
   static constexpr std::size_t head_dim = HeadDim;      ///< features per head
   static constexpr std::size_t width = NumHeads * HeadDim;  ///< key/value features per token
-  static constexpr std::size_t capacity = Capacity;     ///< tokens per sequence (= ContextLength)
+  /// Tokens held per sequence: ContextLength, or for a rolling cache
+  /// min(ContextLength, 2 * window - 1).
+  static constexpr std::size_t capacity = slots_;
+  /// The module's sliding window (0: none).
+  static constexpr std::size_t window = Window;
+  /// True when the cache keeps only the last `capacity` tokens (0 < window <
+  /// ContextLength).
+  static constexpr bool rolling = rolls_;
 
   /// Tokens cached per sequence (the position of the next token).
   constexpr std::size_t size() const noexcept { return size_; }
+  /// The position of the oldest token held (column 0): 0 but in a rolling
+  /// cache past its capacity.
+  constexpr std::size_t first_position() const noexcept {
+    if constexpr (rolls_)
+      return first_;
+    else
+      return 0;
+  }
   /// Forgets every token (the storage is kept; nothing is overwritten).
-  constexpr void clear() noexcept { size_ = 0; }
+  constexpr void clear() noexcept {
+    size_ = 0;
+    if constexpr (rolls_) first_ = 0;
+  }
   /// Keeps the first n tokens (rollback, e.g. rejected speculative tokens).
-  /// Precondition: n <= size().
+  /// Precondition: n <= size(); rolling: n >= first_position() + window - 1
+  /// or first_position() == 0.
   constexpr void truncate(std::size_t n) noexcept {
     MHA_ASSERT(n <= size_);
-    if (n < size_) size_ = n;
+    // (a rolling cache: the tokens the next query attends to are still held)
+    const bool held = first_position() == 0 || n >= first_position() + (Window - 1);
+    MHA_ASSERT(held);
+    if (n < size_ && held) size_ = n;
   }
-  /// Sequence b's keys, transposed: [width][Capacity] (positions >= size() unspecified).
+  /// Sequence b's keys, transposed: [width][capacity], position
+  /// first_position() + j at column j (columns >= size() - first_position()
+  /// unspecified).
   constexpr const T* keys_transposed(std::size_t b) const noexcept {
-    return key_t_ + b * width * Capacity;
+    return key_t_ + b * width * slots_;
   }
-  /// Sequence b's values: [num_heads][Capacity][head_dim] (positions >= size() unspecified).
-  constexpr const T* values(std::size_t b) const noexcept { return value_ + b * Capacity * width; }
+  /// Sequence b's values: [num_heads][capacity][head_dim], columns as
+  /// keys_transposed's.
+  constexpr const T* values(std::size_t b) const noexcept { return value_ + b * slots_ * width; }
 
  private:
   friend struct detail::kv_cache_access;
   // (both arrays, and 64 bytes for size_ and the padding, within the largest object)
   static constexpr bool fits_ = detail::product_at_most<detail::max_object_bytes - 64, 2 * sizeof(T),
-                                                        Batch, NumHeads, HeadDim, Capacity>;
+                                                        Batch, NumHeads, HeadDim, slots_>;
   static_assert(fits_,
                 "mha::kv_cache: 2 * Batch * num_heads * head_dim * Capacity elements exceed the "
                 "largest object size in bytes, PTRDIFF_MAX (Capacity = the module's ContextLength "
                 "is too large)");
-  T key_t_[fits_ ? Batch * width * Capacity : 1];
-  T value_[fits_ ? Batch * Capacity * width : 1];
+  T key_t_[fits_ ? Batch * width * slots_ : 1];
+  T value_[fits_ ? Batch * slots_ * width : 1];
   std::size_t size_ = 0;
+  struct no_first {};
+  // (a rolling cache's first_position(); nothing otherwise)
+  [[no_unique_address]] std::conditional_t<rolls_, std::size_t, no_first> first_{};
   static_assert(detail::within_inline_limit<sizeof(key_t_) + sizeof(value_) + sizeof(size_),
                                             MHA_DETAIL_MAX_INLINE_BYTES()>,
                 "mha::kv_cache: sizeof exceeds MHA_MAX_INLINE_BYTES (the numbers: sizeof, limit); "
@@ -100,13 +142,21 @@ class kv_cache {
 namespace detail {
 /// The modules' access to a kv_cache's storage.
 struct kv_cache_access {
-  template <class T, std::size_t B, std::size_t H, std::size_t D, std::size_t C>
-  static kv_store<T> store(kv_cache<T, B, H, D, C>& c) noexcept {
-    return {c.key_t_, c.value_, C, H * D * C};
+  template <class T, std::size_t B, std::size_t H, std::size_t D, std::size_t C, std::size_t W>
+  static kv_store<T> store(kv_cache<T, B, H, D, C, W>& c) noexcept {
+    using cache = kv_cache<T, B, H, D, C, W>;
+    return {c.key_t_, c.value_, cache::capacity, H * D * cache::capacity};
   }
-  template <class T, std::size_t B, std::size_t H, std::size_t D, std::size_t C>
-  static void grow(kv_cache<T, B, H, D, C>& c, std::size_t n) noexcept {
-    c.size_ += n;
+  /// The positions the cache holds (append_to_store's bookkeeping).
+  template <class T, std::size_t B, std::size_t H, std::size_t D, std::size_t C, std::size_t W>
+  static kv_positions positions(const kv_cache<T, B, H, D, C, W>& c) noexcept {
+    using cache = kv_cache<T, B, H, D, C, W>;
+    return {c.size_, c.first_position(), cache::capacity, cache::rolling ? W : 0};
+  }
+  template <class T, std::size_t B, std::size_t H, std::size_t D, std::size_t C, std::size_t W>
+  static void set_positions(kv_cache<T, B, H, D, C, W>& c, const kv_positions& p) noexcept {
+    c.size_ = p.size;
+    if constexpr (kv_cache<T, B, H, D, C, W>::rolling) c.first_ = p.first;
   }
 };
 }  // namespace detail

@@ -388,8 +388,9 @@ void check_kv(const M& m, D& dyn, std::initializer_list<std::size_t> steps, unsi
       INFO("sequence " << b);
       const T* cached = out->data() + b * C * W;
       const T* whole = plain->data() + (b * C + pos) * W;
-      if (first && n > mha::detail::decode_rows) {
+      if (first && n > mha::detail::decode_rows && !M::template kv_cache<B>::rolling) {
         // a prefill into an empty cache (blocked kernels): the plain rows' bits
+        // (a rolling cache takes it in pieces of at most its window)
         REQUIRE(mha_test::same_bits(cached, whole, n * W));
       } else {
         // decode rows (matrix-vector kernels): to rounding
@@ -1012,6 +1013,55 @@ TEST_CASE("score options: soft-capping and ALiBi give one result on every path",
                                                            mha::dynamic::rope_config{10000});
     mha::copy_parameters(*g, dd);
     check_kv<2>(*g, dd, {10, 1, 3, 2}, 80);
+  }
+  SECTION("a rolling KV cache: a stream of 4 contexts, without RoPE") {
+    // window 3 of a context of 12: the cache holds 5 tokens, the stream runs to
+    // 48 positions in steps of 1 to 11 tokens; each step's rows equal, to
+    // rounding, the whole-sequence forward of a twin with a context of 48
+    constexpr mha::attention_scores win{.sliding_window = 3, .sinks = true};
+    using R = mha::grouped_query_attention<double, 8, 8, 12, 2, 1, false, mha::no_rope, win>;
+    using L = mha::grouped_query_attention<double, 8, 8, 48, 2, 1, false, mha::no_rope, win>;
+    STATIC_REQUIRE(R::kv_cache<1>::rolling && R::kv_cache<1>::capacity == 5);
+    std::mt19937 rng(81);
+    auto r = std::make_unique<R>();
+    mha::for_each_parameter(*r, [&](auto, auto& t) { mha_test::fill_uniform(t, rng, 1.0); });
+    auto l = std::make_unique<L>();  // (copy_parameters wants equal context lengths)
+    l->w_query = r->w_query;
+    l->w_key = r->w_key;
+    l->w_value = r->w_value;
+    l->out_proj = r->out_proj;
+    l->score_params.sinks = r->score_params.sinks;
+    mha::dynamic::grouped_query_attention<double, win> d(8, 8, 12, 2, 1, false);
+    mha::copy_parameters(*r, d);
+    auto x = std::make_unique<mha::tensor<double, 1, 48, 8>>();
+    mha_test::fill_uniform(*x, rng, 1.0);
+    const auto whole = l->forward(*x);
+    auto cache = std::make_unique<R::kv_cache<1>>();
+    auto ws = std::make_unique<R::workspace<1, 12>>();
+    mha::dynamic::kv_cache<double> dcache(d, 1);
+    REQUIRE(dcache.rolling());
+    REQUIRE(dcache.capacity() == 5);
+    mha::dynamic::workspace<double> dws;
+    mha::tensor<double, 1, 12, 8> step_x{};
+    mha::tensor<double, 1, 12, 8> step_out{};
+    std::size_t pos = 0;
+    for (const std::size_t n : {7, 1, 11, 2, 1, 9, 3, 1, 8, 5}) {
+      INFO("append " << n << " tokens at " << pos);
+      std::copy(x->data() + pos * 8, x->data() + (pos + n) * 8, step_x.data());
+      REQUIRE(r->forward(step_x, n, step_out, *cache, *ws) == mha::status::ok);
+      REQUIRE(cache->size() == pos + n);
+      REQUIRE(cache->first_position() + R::kv_cache<1>::capacity >= pos + n);
+      require_close(step_out.data(), whole.data() + pos * 8, n * 8, kv_rtol<double>,
+                    "rolling cached rows vs the whole-sequence forward");
+      mha::dynamic::tensor<double> dx({1, n, 8}), dout({1, n, 8});
+      std::copy(step_x.data(), step_x.data() + n * 8, dx.data());
+      d.forward(dx, dout, dcache, dws);
+      REQUIRE(dcache.first_position() == cache->first_position());
+      REQUIRE(mha_test::same_bits(step_out.data(), dout.data(), n * 8));
+      pos += n;
+    }
+    REQUIRE(pos == 48);
+    REQUIRE(cache->first_position() > 36);
   }
   SECTION("KV cache: double multi_head_attention, ALiBi on 3 heads") {
     constexpr mha::attention_scores alibi{.alibi = true};

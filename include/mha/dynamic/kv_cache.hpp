@@ -20,9 +20,11 @@ namespace mha::dynamic {
 
 /// The runtime-sized twin of mha::kv_cache: the cached keys and values of
 /// `batch` sequences for one mha::dynamic attention module, room for its
-/// context_length tokens each, same layout (per sequence K^T
-/// [width][capacity] and V [num_heads][capacity][head_dim], width = num_heads *
-/// head_dim; see docs/streaming.md). Allocates its storage once, in the constructor.
+/// context_length tokens each (a rolling cache for a module with a sliding
+/// window W < context_length: the last min(context_length, 2 W - 1), as
+/// mha::kv_cache), same layout (per sequence K^T [width][capacity] and V
+/// [num_heads][capacity][head_dim], width = num_heads * head_dim; see
+/// docs/streaming.md). Allocates its storage once, in the constructor.
 ///
 ///   mha::dynamic::kv_cache<float> cache(model, batch);
 ///   model.forward(x, out, cache, ws);   // x [batch][n][d_in], any n >= 1
@@ -31,7 +33,9 @@ namespace mha::dynamic {
 /// module's forward throws std::invalid_argument when the cache was made for a
 /// module of another head count, head_dim or context_length, or for another
 /// batch, std::length_error when it is full.
-/// Precondition of truncate(n): n <= size() (std::out_of_range otherwise).
+/// Precondition of truncate(n): n <= size() and, for a rolling cache, n >=
+/// first_position() + window() - 1 or first_position() == 0
+/// (std::out_of_range otherwise).
 /// A moved-from cache has no storage and all sizes 0: it serves no module
 /// (std::invalid_argument from a forward). A cache belongs to the model that
 /// filled it: the forward checks its sizes, not which model made it (see
@@ -52,12 +56,19 @@ class kv_cache {
         num_heads_(kv_heads_of(model)),
         head_dim_(model.head_dim()),
         width_(num_heads_ * head_dim_),
-        capacity_(model.context_length()),
+        window_(window_of(model)),
+        capacity_(detail::kv_slots(model.context_length(), window_)),
         key_t_(detail::checked_product(
             "mha::dynamic::kv_cache", "the keys",
             detail::checked_product("mha::dynamic::kv_cache", "the keys", batch, width_), capacity_)),
         value_(key_t_.size()) {}
 
+  /// The sliding window of a module whose cache rolls (detail::kv_rolls), else 0.
+  template <class Module>
+  static std::size_t window_of(const Module& model) {
+    const std::size_t w = Module::scores.sliding_window;
+    return detail::kv_rolls(model.context_length(), w) ? w : 0;
+  }
   /// The key/value heads of a module: num_kv_heads(), else num_heads().
   template <class Module>
   static std::size_t kv_heads_of(const Module& model) {
@@ -77,17 +88,20 @@ class kv_cache {
         num_heads_(other.num_heads_),
         head_dim_(other.head_dim_),
         width_(other.width_),
+        window_(other.window_),
         capacity_(other.capacity_),
         key_t_(std::move(other.key_t_)),
         value_(std::move(other.value_)),
-        size_(other.size_) {
+        size_(other.size_),
+        first_(other.first_) {
     other.forget_();
   }
   /// Takes `other`'s storage and sizes; `other` is left with none (all sizes 0).
   MHA_DETAIL_ISA_TAG kv_cache& operator=(kv_cache&& other) noexcept {
     if (this != &other) {
       batch_ = other.batch_, num_heads_ = other.num_heads_, head_dim_ = other.head_dim_;
-      width_ = other.width_, capacity_ = other.capacity_, size_ = other.size_;
+      width_ = other.width_, window_ = other.window_, capacity_ = other.capacity_;
+      size_ = other.size_, first_ = other.first_;
       key_t_ = std::move(other.key_t_);
       value_ = std::move(other.value_);
       other.forget_();
@@ -98,8 +112,16 @@ class kv_cache {
 
   /// Tokens cached per sequence (the position of the next token).
   std::size_t size() const noexcept { return size_; }
-  /// Tokens each sequence can hold (the module's context_length).
+  /// Tokens each sequence can hold (the module's context_length; fewer for a
+  /// rolling cache).
   std::size_t capacity() const noexcept { return capacity_; }
+  /// The sliding window of a rolling cache, else 0.
+  std::size_t window() const noexcept { return window_; }
+  /// True when the cache keeps only its last capacity() tokens.
+  bool rolling() const noexcept { return window_ != 0; }
+  /// The position of the oldest token held (column 0): 0 but in a rolling
+  /// cache past its capacity.
+  std::size_t first_position() const noexcept { return first_; }
   /// Sequences.
   std::size_t batch() const noexcept { return batch_; }
   /// Heads (the layout of the values depends on them).
@@ -109,15 +131,23 @@ class kv_cache {
   /// Key/value features per token (num_heads * head_dim).
   std::size_t width() const noexcept { return width_; }
   /// Forgets every token (storage kept).
-  void clear() noexcept { size_ = 0; }
-  /// Keeps the first n tokens. Throws std::out_of_range if n > size().
+  void clear() noexcept { size_ = first_ = 0; }
+  /// Keeps the first n tokens. Throws std::out_of_range if n > size() or, for
+  /// a rolling cache, if the tokens the next query attends to are no longer
+  /// held (n < first_position() + window() - 1 with first_position() > 0).
   MHA_DETAIL_ISA_TAG void truncate(std::size_t n) {
     if (n > size_)
       throw std::out_of_range("mha::dynamic::kv_cache::truncate: n = " + std::to_string(n) +
                               " exceeds size() = " + std::to_string(size_));
+    if (first_ > 0 && n < first_ + (window_ - 1))
+      throw std::out_of_range("mha::dynamic::kv_cache::truncate: n = " + std::to_string(n) +
+                              " needs positions from " + std::to_string(n - (window_ - 1)) +
+                              ", but the rolling cache holds positions from " +
+                              std::to_string(first_));
     size_ = n;
   }
-  /// Sequence b's keys, transposed: [width][capacity].
+  /// Sequence b's keys, transposed: [width][capacity], position
+  /// first_position() + j at column j.
   const T* keys_transposed(std::size_t b) const noexcept {
     return key_t_.data() + b * width_ * capacity_;
   }
@@ -128,14 +158,21 @@ class kv_cache {
   detail::kv_store<T> store_() noexcept {
     return {key_t_.data(), value_.data(), capacity_, width_ * capacity_};
   }
-  /// Records n appended tokens (for the modules).
-  void grow_(std::size_t n) noexcept { size_ += n; }
+  /// The positions it holds (for the modules: detail::append_to_store).
+  detail::kv_positions positions_() const noexcept {
+    return {size_, first_, capacity_, window_};
+  }
+  /// Records the positions after an append (for the modules).
+  void set_positions_(const detail::kv_positions& p) noexcept {
+    size_ = p.size;
+    first_ = p.first;
+  }
 
 
  private:
   /// The moved-from state: no storage, every size 0.
   void forget_() noexcept {
-    batch_ = num_heads_ = head_dim_ = width_ = capacity_ = size_ = 0;
+    batch_ = num_heads_ = head_dim_ = width_ = window_ = capacity_ = size_ = first_ = 0;
     key_t_.clear();
     value_.clear();
   }
@@ -143,9 +180,10 @@ class kv_cache {
     if (batch == 0) throw std::invalid_argument("mha::dynamic::kv_cache: batch must be greater than 0");
     return batch;
   }
-  std::size_t batch_, num_heads_, head_dim_, width_, capacity_;
+  std::size_t batch_, num_heads_, head_dim_, width_, window_, capacity_;
   std::vector<T> key_t_, value_;
   std::size_t size_ = 0;
+  std::size_t first_ = 0;
 };
 
 }  // namespace mha::dynamic

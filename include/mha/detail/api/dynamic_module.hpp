@@ -284,7 +284,8 @@ class dynamic_module : public walked_parameter_count<Derived> {
     check_dynamic_output(Derived::api, x, out, m.output_width());
     m.check_parameters_(false);
     if (cache.num_heads() != m.num_kv_heads() || cache.head_dim() != m.head_dim() ||
-        cache.capacity() != m.context_length())
+        cache.capacity() != kv_slots(m.context_length(), cache.window()) ||
+        cache.window() != dynamic::kv_cache<T>::window_of(m))
       throw std::invalid_argument(
           std::string(Derived::api) +
           (cache.capacity() == 0 && cache.num_heads() == 0
@@ -300,20 +301,29 @@ class dynamic_module : public walked_parameter_count<Derived> {
       throw std::invalid_argument(std::string(Derived::api) + "::forward: input batch " +
                                   std::to_string(s.batch) + " differs from the KV cache's batch " +
                                   std::to_string(cache.batch()));
-    if (s.tokens > cache.capacity() - cache.size())
+    const auto spec = m.spec_();
+    // (a rolling cache without RoPE takes any number of positions)
+    if ((!cache.rolling() || rotates(spec)) &&
+        s.tokens > m.context_length() - cache.size())
       throw std::length_error(std::string(Derived::api) + "::forward: the KV cache holds " +
                               std::to_string(cache.size()) + " of " +
-                              std::to_string(cache.capacity()) +
-                              (cache.capacity() == 1 ? " token; " : " tokens; ") +
+                              std::to_string(m.context_length()) +
+                              (m.context_length() == 1 ? " token; " : " tokens; ") +
                               std::to_string(s.tokens) +
                               (s.tokens == 1 ? " more token does not fit"
                                              : " more tokens do not fit"));
     const std::size_t width = m.output_width();
     reserve(ws, s.batch);
-    forward_cached(m.spec_(), x.data(), s.tokens * m.d_in(), s.batch, s.tokens, out.data(),
-                   s.tokens * width, cache.store_(), cache.size(), ws.storage.data(),
-                   ws.scores.data(), m.context_length());
-    cache.grow_(s.tokens);
+    const auto store = cache.store_();
+    auto pos = cache.positions_();
+    append_to_store(store, s.batch, m.num_kv_heads(), m.head_dim(), pos, s.tokens,
+                    [&](std::size_t row0, std::size_t rows, std::size_t column, std::size_t first) {
+                      forward_cached(spec, x.data() + row0 * m.d_in(), s.tokens * m.d_in(),
+                                     s.batch, rows, out.data() + row0 * width, s.tokens * width,
+                                     store, column, ws.storage.data(), ws.scores.data(),
+                                     m.context_length(), first);
+                    });
+    cache.set_positions_(pos);
   }
   const Derived& self() const noexcept { return static_cast<const Derived&>(*this); }
   /// Sizes `ws` for any call on `batch` sequences: the whole-sequence path's

@@ -176,6 +176,16 @@ constexpr auto make_grouped_spec(DIn d_in, HeadDim head_dim, NumHeads num_heads,
       d_in, head_dim, num_heads, one, group, out_proj, divisor, num_kv_heads, rope, scores};
 }
 
+/// True when the spec's module rotates queries and keys (RoPE: its tables end
+/// at context_length, which then bounds the positions of a stream).
+template <class Spec>
+constexpr bool rotates(const Spec& s) noexcept {
+  if constexpr (Spec::has_rope)
+    return s.rope.enabled;
+  else
+    return false;
+}
+
 /// Most new tokens per sequence of a cached call that take the matrix-vector
 /// decode path; more take the blocked kernels.
 inline constexpr std::size_t decode_rows = 8;
@@ -190,6 +200,74 @@ struct kv_store {
   std::size_t ldk;           ///< positions per sequence (capacity)
   std::size_t batch_stride;  ///< elements per sequence (kv_width * ldk)
 };
+
+/// True when a KV cache of a module with context_length positions and a
+/// sliding window (attention_scores::sliding_window; 0: none) rolls: it then
+/// holds the last tokens only (kv_slots of them), not every position.
+constexpr bool kv_rolls(std::size_t context_length, std::size_t window) noexcept {
+  return window > 0 && window < context_length;
+}
+/// The columns (tokens) per sequence of such a cache: context_length, or for
+/// a rolling one min(context_length, 2 * window - 1) (the window - 1 tokens
+/// the next query needs, and room for up to window new ones).
+constexpr std::size_t kv_slots(std::size_t context_length, std::size_t window) noexcept {
+  if (!kv_rolls(context_length, window)) return context_length;
+  return 2 * window - 1 < context_length ? 2 * window - 1 : context_length;
+}
+
+/// Which positions a KV store holds: positions first .. size-1 at columns 0 ..
+/// size-first-1 of `slots` per sequence; window > 0 for a rolling store
+/// (kv_rolls), which may drop its oldest tokens.
+struct kv_positions {
+  std::size_t size;
+  std::size_t first;
+  std::size_t slots;
+  std::size_t window;
+};
+
+/// Appends n new tokens per sequence to `store` (kv_width = kv_heads *
+/// head_dim features, `batch` sequences): run(row0, rows, column, first)
+/// computes rows row0 .. row0+rows-1 of each sequence, whose keys and values
+/// go to columns column .. (positions first + column ..). A store that does
+/// not roll takes all n at once (the caller has checked that they fit). A
+/// rolling one takes them in pieces of at most slots - (window - 1) tokens;
+/// before a piece that would not fit, it keeps its last window - 1 tokens
+/// (every query's window) as columns 0 .. window - 2 (a copy of (window - 1)
+/// columns per sequence, at most once per slots - window + 1 tokens). `pos`
+/// is updated.
+template <class T, class Run>
+void append_to_store(const kv_store<T>& store, std::size_t batch, std::size_t kv_heads,
+                     std::size_t head_dim, kv_positions& pos, std::size_t n, Run run) noexcept {
+  if (pos.window == 0) {
+    run(std::size_t{0}, n, pos.size - pos.first, pos.first);
+    pos.size += n;
+    return;
+  }
+  const std::size_t keep = pos.window - 1;
+  const std::size_t piece = pos.slots - keep;
+  const std::size_t kv_width = kv_heads * head_dim;
+  for (std::size_t row0 = 0; row0 < n;) {
+    const std::size_t rows = n - row0 < piece ? n - row0 : piece;
+    std::size_t used = pos.size - pos.first;
+    if (used + rows > pos.slots) {  // keep columns used - keep .. used - 1 as 0 .. keep - 1
+      const std::size_t shift = used - keep;
+      for (std::size_t b = 0; b < batch; ++b) {
+        T* const kt = store.key_t + b * store.batch_stride;
+        T* const v = store.value + b * store.batch_stride;
+        for (std::size_t f = 0; f < kv_width; ++f)
+          for (std::size_t j = 0; j < keep; ++j) kt[f * store.ldk + j] = kt[f * store.ldk + shift + j];
+        for (std::size_t g = 0; g < kv_heads; ++g)
+          for (std::size_t e = 0; e < keep * head_dim; ++e)
+            v[g * store.ldk * head_dim + e] = v[(g * store.ldk + shift) * head_dim + e];
+      }
+      pos.first += shift;
+      used = keep;
+    }
+    run(row0, rows, used, pos.first);
+    pos.size += rows;
+    row0 += rows;
+  }
+}
 
 /// Scratch of the forward calls, all in the caller's workspace except the
 /// score rows (scores: gemm::mr rows of ld_scores elements).
@@ -244,9 +322,10 @@ struct self_kv {};
 /// context and output are and which product kernels serve them:
 ///
 /// sequence_rows: n consecutive token rows of one sequence (x, row stride
-/// d_in) at positions offset .. offset+n-1, keys and values from `src` (the
-/// same rows, or the kv_rows of a cross-attention's other input, whose keys go
-/// to positions offset .. offset+src.rows-1); kernels.hpp's project_rows and
+/// d_in) at store columns offset .. offset+n-1 (positions first_position +
+/// offset ..: 0 but in a rolling KV cache), keys and
+/// values from `src` (the same rows, or the kv_rows of a cross-attention's
+/// other input, whose keys go to columns offset .. offset+src.rows-1); kernels.hpp's project_rows and
 /// project_rows_t (simple loops, or blocked tiles). Q into query [n][width],
 /// K^T into kt [kv_width][ldk], V into v [num_kv_heads][ldk][head_dim], the
 /// context [n][width] (row stride width) into out [n][width].
@@ -264,6 +343,7 @@ struct sequence_rows {
   const T* context;
   T* out;
   std::size_t width;
+  std::size_t first_position = 0;  ///< the position of store column 0 (RoPE's positions)
   constexpr auto value_dim() const noexcept { return src.value_dim; }
   template <class Bias, class Cols>
   constexpr void query_block(const T* w, Bias bias, std::size_t first, Cols cols) const noexcept {
@@ -283,8 +363,8 @@ struct sequence_rows {
   template <class Rope, class Heads, class KvHeads, class HeadDim>
   constexpr void rotate(const Rope& rope, Heads heads, KvHeads kv_heads,
                         HeadDim head_dim) const noexcept {
-    apply_rope(rope, query, n, width, 1, heads, head_dim, offset);
-    apply_rope(rope, kt + offset, src.rows, 1, ldk, kv_heads, head_dim, offset);
+    apply_rope(rope, query, n, width, 1, heads, head_dim, first_position + offset);
+    apply_rope(rope, kt + offset, src.rows, 1, ldk, kv_heads, head_dim, first_position + offset);
   }
   /// (w_width: the width as the spec has it, a size_c when it is constant)
   template <class Bias, class Width>
@@ -294,7 +374,7 @@ struct sequence_rows {
 };
 
 /// decode_row_set: up to decode_rows token rows of a cached call, by pointer
-/// (any sequences; row k at position pos[k]); gemv::project, matrix-vector
+/// (any sequences; row k at position pos[k], RoPE's); gemv::project, matrix-vector
 /// products that read each weight once per gemv::max_rows rows. Row k's query
 /// at qr[k] (width elements), its key in the K^T column kr[k] (stride ldk),
 /// its value of key/value head kv at vr[k] + kv * ldk * head_dim, its context
@@ -403,7 +483,9 @@ constexpr void project_out(const Spec& s, const Rows& rows) noexcept {
 /// (constant evaluation or small constant shapes). `weights`: where this
 /// sequence's attention weights go (weights_out, already at this sequence).
 /// `source`: self_kv, or the kv_rows of a cross-attention's key/value input
-/// (offset 0, its keys at store positions 0..rows-1).
+/// (offset 0, its keys at store positions 0..rows-1). `first`: the position
+/// of store column 0 (a rolling KV cache's oldest token; RoPE rotates by
+/// first + column, the heads see columns).
 template <class Spec, class N, class Training, class Source = self_kv>
 constexpr void sequence_forward(const Spec& s, const typename Spec::value_type* x, N n,
                                 typename Spec::value_type* out, typename Spec::value_type* kt,
@@ -412,7 +494,7 @@ constexpr void sequence_forward(const Spec& s, const typename Spec::value_type* 
                                 bool simple, Training training, std::uint64_t seed,
                                 std::size_t b,
                                 const weights_out<typename Spec::value_type>& weights = {},
-                                const Source& source = {}) noexcept {
+                                const Source& source = {}, std::size_t first = 0) noexcept {
   using T = typename Spec::value_type;
   const auto src = [&] {
     if constexpr (std::is_same_v<Source, self_kv>)
@@ -425,7 +507,7 @@ constexpr void sequence_forward(const Spec& s, const typename Spec::value_type* 
   const auto hpg = size_div(s.num_kv_heads, s.groups);  // key/value heads per group
   T* const context = Spec::has_out_proj ? scratch.context : out;
   const sequence_rows<T, decltype(s.d_in), N, decltype(src)> rows{
-      x, s.d_in, n, src, scratch.query, kt, v, ldk, offset, context, out, s.width()};
+      x, s.d_in, n, src, scratch.query, kt, v, ldk, offset, context, out, s.width(), first};
   project_qkv(s, rows);
   for_each_head(s, scratch.query, kt, v, ldk, context,
                 [&](auto h, auto k, const head_operands<T>& op) {
@@ -642,8 +724,10 @@ constexpr void forward_cross(const Spec& s, const typename Spec::value_type* q,
 }
 
 /// KV-cache forward: n new tokens of each of `batch` sequences (rows as in
-/// forward_sequence) appended to `store` at positions offset .. offset+n-1,
-/// each attending to positions 0..its own. Inference only. The path depends on
+/// forward_sequence) appended to `store` at columns offset .. offset+n-1
+/// (positions first + offset ..: `first` is the position of column 0, 0 but in
+/// a rolling cache), each attending to columns 0..its own (the policy sees
+/// columns: its distances are the positions'). Inference only. The path depends on
 /// n alone, never on the batch, so a sequence gets the same bits in any batch:
 /// n <= decode_rows takes the decode path (matrix-vector projections, see
 /// kernels/gemv.hpp), larger n the blocked whole-sequence kernels. ws: at least 2 *
@@ -654,7 +738,8 @@ inline void forward_cached(const Spec& s, const typename Spec::value_type* x, st
                            Batch batch, std::size_t n, typename Spec::value_type* out,
                            std::size_t out_batch, const kv_store<typename Spec::value_type>& store,
                            std::size_t offset, typename Spec::value_type* ws,
-                           typename Spec::value_type* scores, std::size_t ld_scores) noexcept {
+                           typename Spec::value_type* scores, std::size_t ld_scores,
+                           std::size_t first = 0) noexcept {
   using T = typename Spec::value_type;
   static_assert(Spec::causal, "detail::forward_cached: a non-causal module has no KV-cache forward");
   const flush_scope<T> flush;  // (subnormals as the vector code treats them, detail/arch/subnormals.hpp)
@@ -665,7 +750,7 @@ inline void forward_cached(const Spec& s, const typename Spec::value_type* x, st
       sequence_forward(s, x + b * x_batch, n, out + b * out_batch,
                        store.key_t + b * store.batch_stride, store.ldk,
                        store.value + b * store.batch_stride, offset, scratch, false, false, 0,
-                       b);
+                       b, {}, {}, first);
     return;
   }
   // Decode: the m = batch * n rows (r = b * n + i) in chunks of decode_rows,
@@ -691,7 +776,7 @@ inline void forward_cached(const Spec& s, const typename Spec::value_type* x, st
       rows.vr[k] = store.value + b * store.batch_stride + pos * s.head_dim;
       rows.cr[k] = context + r * width;
       rows.orow[k] = out + b * out_batch + (r % n) * width;
-      rows.pos[k] = pos;
+      rows.pos[k] = first + pos;  // (RoPE's position; pos is the store column)
     }
   };
   for (std::size_t r0 = 0; r0 < m; r0 += decode_rows) {
