@@ -13,7 +13,7 @@
 
 namespace mha {
 
-/// The score options of an attention module: the value of its last template
+/// The score options of an attention module: the value of its template
 /// parameter `Scores` (written either as an mha::attention_mask, the mask
 /// alone, or as this struct with designated initializers), mirrored as the
 /// module's `static constexpr attention_scores scores`. A structural type:

@@ -241,7 +241,8 @@ struct option_scores {
   constexpr T sink_logit(std::size_t head) const noexcept { return sinks[head]; }
   constexpr key_span span(std::size_t p) const noexcept { return range.span(p); }
   /// The logit of the score `scaled` (q . k / sqrt(head_dim)) of head `head`,
-  /// query position `query` and key position `key`.
+  /// query position `query` and key position `key` (in a rolling KV cache
+  /// store columns, whose distances are the positions').
   constexpr T logit(T scaled, std::size_t head, std::size_t query, std::size_t key) const noexcept {
     static_cast<void>(head);
     static_cast<void>(query);
