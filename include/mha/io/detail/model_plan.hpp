@@ -290,11 +290,13 @@ error plan_separate_projections(const attention_desc<T>& d, qkv_layout layout,
   return {};
 }
 
-/// Builds the plan of `d` for `format` and the fused QKV `layout` (as given
-/// or recorded; unspecified = the format's own), names prefixed with `prefix`.
+/// The plan of `d`'s projections for `format` and the fused QKV `layout` (as
+/// given or recorded; unspecified = the format's own), names prefixed with
+/// `prefix` (make_plan adds the score parameters).
 template <class T>
-error make_plan(const attention_desc<T>& d, checkpoint_format format, qkv_layout layout,
-                rope_layout rl, const std::string& prefix, plan<T>& p) {
+error make_projection_plan(const attention_desc<T>& d, checkpoint_format format,
+                           qkv_layout layout, rope_layout rl, const std::string& prefix,
+                           plan<T>& p) {
   using desc_kind = typename attention_desc<T>::kind;
   p.context_length = d.context_length;
   const std::size_t E = d.d_out;
@@ -347,7 +349,12 @@ error make_plan(const attention_desc<T>& d, checkpoint_format format, qkv_layout
         } else if (ends_with(e.name, "in_proj_bias")) {
           // planned with in_proj_weight
         } else if (e.type == kind::absent) {
-          p.tensors.push_back(other_tensor<T>(name, role::forbidden, "the model has qkv_bias = false"));
+          // An absent bias (qkv_bias = false) must not be in the file. An
+          // absent score parameter (`sinks` of a model without that option)
+          // is not planned: a file's tensor of that name is then an
+          // unexpected tensor, as in the other formats.
+          if (ends_with(e.name, ".bias"))
+            p.tensors.push_back(other_tensor<T>(name, role::forbidden, "the model has qkv_bias = false"));
         } else {
           std::size_t n = 1;
           for (const auto x : e.shape) n *= static_cast<std::size_t>(x);
@@ -518,6 +525,24 @@ error make_plan(const attention_desc<T>& d, checkpoint_format format, qkv_layout
     }
   }
   return make_error(load_errc::model, "", "unknown checkpoint_format");
+}
+
+/// Builds the plan of `d` for `format` and the fused QKV `layout` (as given
+/// or recorded; unspecified = the format's own), names prefixed with
+/// `prefix`: the projections (make_projection_plan), then in every format but
+/// the book's (whose names are the parameter walk's, which lists them) the
+/// score parameters under their walk names: `sinks` [num_heads], as gpt-oss's
+/// `self_attn.sinks`.
+template <class T>
+error make_plan(const attention_desc<T>& d, checkpoint_format format, qkv_layout layout,
+                rope_layout rl, const std::string& prefix, plan<T>& p) {
+  if (auto e = make_projection_plan(d, format, layout, rl, prefix, p)) return e;
+  if (format != checkpoint_format::book && format != checkpoint_format::detect)
+    for (const walked_entry<T>& e : d.walked)
+      if (e.type == walked_entry<T>::kind::parameter && e.name == "sinks")
+        p.tensors.push_back(weight_tensor<T>(prefix + e.name, e.shape,
+                                             {copy_sink(e.data, 1, d.num_heads)}));
+  return {};
 }
 
 // ------------------------------------------------------------ any described model
