@@ -51,12 +51,12 @@ static_assert(sizeof(gpt2) == (gpt2::parameter_count + 1) * sizeof(float));
 static_assert(sizeof(mha::fused_multi_head_attention<float, 768, 768, 1024, 12, true>) ==
               sizeof(mha::multi_head_attention<float, 768, 768, 1024, 12, true>));
 static_assert(sizeof(gpt2::kv_cache<1>) == 2 * 768 * 1024 * sizeof(float) + sizeof(std::size_t));
-// A rolling cache (window 128 of 1024 positions) holds 2 * 128 - 1 columns and its first position.
+// A rolling cache (window 128 of 1024 positions) holds 2 * 128 - 1 + 8 columns and its first position.
 using gpt2_window = mha::multi_head_attention<float, 768, 768, 1024, 12, false,
                                               mha::attention_scores{.sliding_window = 128}>;
-static_assert(gpt2_window::kv_cache<1>::rolling && gpt2_window::kv_cache<1>::capacity == 255);
+static_assert(gpt2_window::kv_cache<1>::rolling && gpt2_window::kv_cache<1>::capacity == 263);
 static_assert(sizeof(gpt2_window::kv_cache<1>) ==
-              2 * 768 * 255 * sizeof(float) + 2 * sizeof(std::size_t));
+              2 * 768 * 263 * sizeof(float) + 2 * sizeof(std::size_t));
 static_assert(sizeof(gpt2_window) == sizeof(gpt2));
 // A bias-less layer stores its weight and nothing else.
 static_assert(sizeof(mha::linear<float, 768, 768, false>) == 768 * 768 * sizeof(float));

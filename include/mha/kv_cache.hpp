@@ -49,17 +49,20 @@ struct kv_cache_access;
 /// clear() it when the weights change.
 ///
 /// Window: the module's sliding window (attention_scores::sliding_window; 0:
-/// none). With 0 < Window < ContextLength the cache *rolls*: it holds the
-/// last capacity = min(ContextLength, 2 * Window - 1) tokens of each sequence
+/// none). When 2 * Window - 1 + 8 < ContextLength the cache *rolls*: it
+/// holds the last capacity = 2 * Window - 1 + 8 tokens of each sequence
 /// (memory O(Window)), positions first_position() .. size() - 1 at columns 0
 /// .. size() - first_position() - 1, and a stream may run past capacity
 /// tokens: to ContextLength positions with RoPE (its tables end there),
-/// without a bound otherwise. Every query still sees its whole window.
+/// without a bound otherwise. Every query still sees its whole window, and
+/// truncate() may always drop up to 8 of the last tokens (a larger window
+/// gives an ordinary cache of ContextLength tokens).
 ///
-/// Preconditions: truncate(n) with n <= size() and, for a rolling cache, n >=
-/// first_position() + Window - 1 or first_position() == 0 (the tokens the
-/// next query attends to are still held); checked by MHA_ASSERT in debug
-/// builds; otherwise the cache is left as it is.
+/// Preconditions: truncate(n) with can_truncate(n): n <= size() and, for a
+/// rolling cache, n >= first_position() + Window - 1 or first_position() ==
+/// 0 (the tokens the next query attends to are still held; always true for
+/// n >= size() - 8); checked by MHA_ASSERT in debug builds; otherwise the
+/// cache is left as it is.
 template <class T, std::size_t Batch, std::size_t NumHeads, std::size_t HeadDim,
           std::size_t Capacity, std::size_t Window = 0>
 class kv_cache {
@@ -73,12 +76,12 @@ class kv_cache {
   static constexpr std::size_t head_dim = HeadDim;      ///< features per head
   static constexpr std::size_t width = NumHeads * HeadDim;  ///< key/value features per token
   /// Tokens held per sequence: ContextLength, or for a rolling cache
-  /// min(ContextLength, 2 * window - 1).
+  /// 2 * window - 1 + 8.
   static constexpr std::size_t capacity = slots_;
   /// The module's sliding window (0: none).
   static constexpr std::size_t window = Window;
-  /// True when the cache keeps only the last `capacity` tokens (0 < window <
-  /// ContextLength).
+  /// True when the cache keeps only the last `capacity` tokens (0 < window and
+  /// 2 * window - 1 + 8 < ContextLength).
   static constexpr bool rolling = rolls_;
 
   /// Tokens cached per sequence (the position of the next token).
@@ -96,15 +99,20 @@ class kv_cache {
     size_ = 0;
     if constexpr (rolls_) first_ = 0;
   }
+  /// True when truncate(n) is allowed: n <= size() and, for a rolling cache,
+  /// the tokens the next query would attend to are still held (n >=
+  /// first_position() + window - 1, or first_position() == 0; always for n >=
+  /// size() - 8).
+  constexpr bool can_truncate(std::size_t n) const noexcept {
+    return n <= size_ && (first_position() == 0 || n >= first_position() + (Window - 1));
+  }
   /// Keeps the first n tokens (rollback, e.g. rejected speculative tokens).
-  /// Precondition: n <= size(); rolling: n >= first_position() + window - 1
-  /// or first_position() == 0.
+  /// Precondition: can_truncate(n).
   constexpr void truncate(std::size_t n) noexcept {
     MHA_ASSERT(n <= size_);
     // (a rolling cache: the tokens the next query attends to are still held)
-    const bool held = first_position() == 0 || n >= first_position() + (Window - 1);
-    MHA_ASSERT(held);
-    if (n < size_ && held) size_ = n;
+    MHA_ASSERT(can_truncate(n));
+    if (n < size_ && can_truncate(n)) size_ = n;
   }
   /// Sequence b's keys, transposed: [width][capacity], position
   /// first_position() + j at column j (columns >= size() - first_position()

@@ -16,7 +16,7 @@ namespace mha {
 enum class status {
   ok,               ///< the call did its work
   bad_token_count,  ///< n == 0, or n larger than the input tensor's token extent
-  cache_full,       ///< the KV cache cannot hold n more tokens (size() + n > capacity)
+  cache_full,       ///< the KV cache cannot hold n more tokens (size() + n > ContextLength; a rolling cache with RoPE too, one without RoPE never)
   bad_size,         ///< load_parameters: values.size() is not the model's parameter count
 };
 

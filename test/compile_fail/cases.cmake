@@ -151,4 +151,5 @@ set(MHA_COMPILE_FAIL_CASES
   "noncausal_assign|mha::causal_attention: cannot assign a causal_attention of a different element type, shape, qkv bias setting or attention mask"
   "scores_not_mask|mha::multi_head_attention: Scores must be an mha::attention_mask or an mha::attention_scores"
   "ca_sinks|mha::causal_attention: score options with learned parameters need multi_head_attention, fused_multi_head_attention or grouped_query_attention"
+  "wrapper_alibi|mha::multi_head_attention_wrapper: alibi's slopes depend on the head count"
 )

@@ -1015,13 +1015,14 @@ TEST_CASE("score options: soft-capping and ALiBi give one result on every path",
     check_kv<2>(*g, dd, {10, 1, 3, 2}, 80);
   }
   SECTION("a rolling KV cache: a stream of 4 contexts, without RoPE") {
-    // window 3 of a context of 12: the cache holds 5 tokens, the stream runs to
-    // 48 positions in steps of 1 to 11 tokens; each step's rows equal, to
-    // rounding, the whole-sequence forward of a twin with a context of 48
+    // window 3 of a context of 16: the cache holds 2 * 3 - 1 + 8 = 13 tokens,
+    // the stream runs to 48 positions in steps of 1 to 11 tokens; each step's
+    // rows equal, to rounding, the whole-sequence forward of a twin with a
+    // context of 48
     constexpr mha::attention_scores win{.sliding_window = 3, .sinks = true};
-    using R = mha::grouped_query_attention<double, 8, 8, 12, 2, 1, false, mha::no_rope, win>;
+    using R = mha::grouped_query_attention<double, 8, 8, 16, 2, 1, false, mha::no_rope, win>;
     using L = mha::grouped_query_attention<double, 8, 8, 48, 2, 1, false, mha::no_rope, win>;
-    STATIC_REQUIRE(R::kv_cache<1>::rolling && R::kv_cache<1>::capacity == 5);
+    STATIC_REQUIRE(R::kv_cache<1>::rolling && R::kv_cache<1>::capacity == 13);
     std::mt19937 rng(81);
     auto r = std::make_unique<R>();
     mha::for_each_parameter(*r, [&](auto, auto& t) { mha_test::fill_uniform(t, rng, 1.0); });
@@ -1031,7 +1032,7 @@ TEST_CASE("score options: soft-capping and ALiBi give one result on every path",
     l->w_value = r->w_value;
     l->out_proj = r->out_proj;
     l->score_params.sinks = r->score_params.sinks;
-    mha::dynamic::grouped_query_attention<double, win> d(8, 8, 12, 2, 1, false);
+    mha::dynamic::grouped_query_attention<double, win> d(8, 8, 16, 2, 1, false);
     mha::copy_parameters(*r, d);
     auto x = std::make_unique<mha::tensor<double, 1, 48, 8>>();
     mha_test::fill_uniform(*x, rng, 1.0);
@@ -1040,12 +1041,13 @@ TEST_CASE("score options: soft-capping and ALiBi give one result on every path",
     auto ws = std::make_unique<R::workspace<1, 12>>();
     mha::dynamic::kv_cache<double> dcache(d, 1);
     REQUIRE(dcache.rolling());
-    REQUIRE(dcache.capacity() == 5);
+    REQUIRE(dcache.capacity() == 13);
     mha::dynamic::workspace<double> dws;
     mha::tensor<double, 1, 12, 8> step_x{};
     mha::tensor<double, 1, 12, 8> step_out{};
     std::size_t pos = 0;
-    for (const std::size_t n : {7, 1, 11, 2, 1, 9, 3, 1, 8, 5}) {
+    constexpr std::size_t steps[] = {7, 1, 11, 2, 1, 9, 3, 1, 8, 5};
+    for (const std::size_t n : steps) {
       INFO("append " << n << " tokens at " << pos);
       std::copy(x->data() + pos * 8, x->data() + (pos + n) * 8, step_x.data());
       REQUIRE(r->forward(step_x, n, step_out, *cache, *ws) == mha::status::ok);
@@ -1061,7 +1063,22 @@ TEST_CASE("score options: soft-capping and ALiBi give one result on every path",
       pos += n;
     }
     REQUIRE(pos == 48);
-    REQUIRE(cache->first_position() > 36);
+    REQUIRE(cache->first_position() >= 48 - 13);
+    // a rollback of up to 8 tokens is always possible (kv_rollback), then the
+    // stream goes on from there
+    REQUIRE(cache->can_truncate(40));
+    REQUIRE(dcache.can_truncate(40));
+    cache->truncate(40);
+    dcache.truncate(40);
+    REQUIRE(cache->size() == 40);
+    std::copy(x->data() + 40 * 8, x->data() + 48 * 8, step_x.data());
+    REQUIRE(r->forward(step_x, 8, step_out, *cache, *ws) == mha::status::ok);
+    require_close(step_out.data(), whole.data() + 40 * 8, 8 * 8, kv_rtol<double>,
+                  "rows after a rollback of 8 tokens vs the whole-sequence forward");
+    mha::dynamic::tensor<double> dx({1, 8, 8}), dout({1, 8, 8});
+    std::copy(step_x.data(), step_x.data() + 64, dx.data());
+    d.forward(dx, dout, dcache, dws);
+    REQUIRE(mha_test::same_bits(step_out.data(), dout.data(), 64));
   }
   SECTION("KV cache: double multi_head_attention, ALiBi on 3 heads") {
     constexpr mha::attention_scores alibi{.alibi = true};

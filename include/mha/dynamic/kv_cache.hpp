@@ -21,7 +21,7 @@ namespace mha::dynamic {
 /// The runtime-sized twin of mha::kv_cache: the cached keys and values of
 /// `batch` sequences for one mha::dynamic attention module, room for its
 /// context_length tokens each (a rolling cache for a module with a sliding
-/// window W < context_length: the last min(context_length, 2 W - 1), as
+/// window W, 2 W - 1 + 8 < context_length: the last 2 W - 1 + 8, as
 /// mha::kv_cache), same layout (per sequence K^T [width][capacity] and V
 /// [num_heads][capacity][head_dim], width = num_heads * head_dim; see
 /// docs/streaming.md). Allocates its storage once, in the constructor.
@@ -139,12 +139,20 @@ class kv_cache {
     if (n > size_)
       throw std::out_of_range("mha::dynamic::kv_cache::truncate: n = " + std::to_string(n) +
                               " exceeds size() = " + std::to_string(size_));
-    if (first_ > 0 && n < first_ + (window_ - 1))
+    if (!can_truncate(n))
       throw std::out_of_range("mha::dynamic::kv_cache::truncate: n = " + std::to_string(n) +
-                              " needs positions from " + std::to_string(n - (window_ - 1)) +
+                              " needs positions from " +
+                              std::to_string(n >= window_ - 1 ? n - (window_ - 1) : 0) +
                               ", but the rolling cache holds positions from " +
-                              std::to_string(first_));
+                              std::to_string(first_) + " on");
     size_ = n;
+  }
+  /// True when truncate(n) is allowed: n <= size() and, for a rolling cache,
+  /// the tokens the next query would attend to are still held (n >=
+  /// first_position() + window() - 1, or first_position() == 0; always for n
+  /// >= size() - 8).
+  bool can_truncate(std::size_t n) const noexcept {
+    return n <= size_ && (first_ == 0 || n >= first_ + (window_ - 1));
   }
   /// Sequence b's keys, transposed: [width][capacity], position
   /// first_position() + j at column j.

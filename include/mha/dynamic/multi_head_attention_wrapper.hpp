@@ -53,6 +53,9 @@ class multi_head_attention_wrapper : public detail::dynamic_module<multi_head_at
   static_assert(!detail::scores_have_parameters(scores),
                 "mha::dynamic::multi_head_attention_wrapper: score options with learned parameters need multi_head_attention, "
                 "fused_multi_head_attention or grouped_query_attention");
+  static_assert(!scores.alibi,
+                "mha::dynamic::multi_head_attention_wrapper: alibi's slopes depend on the head count, which its heads "
+                "(separate causal_attention modules) do not share; use multi_head_attention");
   /// Which keys a query attends to: causal, the default, or none (every key;
   /// no KV-cache forward). See mha::attention_mask.
   static constexpr attention_mask mask = scores.mask;

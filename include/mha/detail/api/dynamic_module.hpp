@@ -305,13 +305,17 @@ class dynamic_module : public walked_parameter_count<Derived> {
     // (a rolling cache without RoPE takes any number of positions)
     if ((!cache.rolling() || rotates(spec)) &&
         s.tokens > m.context_length() - cache.size())
-      throw std::length_error(std::string(Derived::api) + "::forward: the KV cache holds " +
-                              std::to_string(cache.size()) + " of " +
-                              std::to_string(m.context_length()) +
-                              (m.context_length() == 1 ? " token; " : " tokens; ") +
-                              std::to_string(s.tokens) +
-                              (s.tokens == 1 ? " more token does not fit"
-                                             : " more tokens do not fit"));
+      throw std::length_error(
+          std::string(Derived::api) +
+          (cache.rolling() ? "::forward: the rolling KV cache is at position " +
+                                 std::to_string(cache.size()) + " of the " +
+                                 std::to_string(m.context_length()) +
+                                 " that RoPE's tables cover; "
+                           : "::forward: the KV cache holds " + std::to_string(cache.size()) +
+                                 " of " + std::to_string(m.context_length()) +
+                                 (m.context_length() == 1 ? " token; " : " tokens; ")) +
+          std::to_string(s.tokens) +
+          (s.tokens == 1 ? " more token does not fit" : " more tokens do not fit"));
     const std::size_t width = m.output_width();
     reserve(ws, s.batch);
     const auto store = cache.store_();

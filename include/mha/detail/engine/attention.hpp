@@ -201,18 +201,27 @@ struct kv_store {
   std::size_t batch_stride;  ///< elements per sequence (kv_width * ldk)
 };
 
+/// The tokens a rolling KV cache keeps beyond its window (kv_slots): any
+/// truncate() that drops at most this many of the last tokens is honoured
+/// (a speculative decoder's rejected draft tokens).
+inline constexpr std::size_t kv_rollback = 8;
+/// The columns (tokens) per sequence of a rolling KV cache of window W:
+/// 2W - 1 + kv_rollback (the W - 1 tokens the next query needs, kv_rollback
+/// more, and room for W new ones).
+constexpr std::size_t kv_rolling_slots(std::size_t window) noexcept {
+  return 2 * window - 1 + kv_rollback;
+}
 /// True when a KV cache of a module with context_length positions and a
-/// sliding window (attention_scores::sliding_window; 0: none) rolls: it then
-/// holds the last tokens only (kv_slots of them), not every position.
+/// sliding window (attention_scores::sliding_window; 0: none) rolls: when
+/// kv_rolling_slots(window) < context_length. It then holds the last tokens
+/// only (kv_slots of them), not every position.
 constexpr bool kv_rolls(std::size_t context_length, std::size_t window) noexcept {
-  return window > 0 && window < context_length;
+  return window > 0 && kv_rolling_slots(window) < context_length;
 }
 /// The columns (tokens) per sequence of such a cache: context_length, or for
-/// a rolling one min(context_length, 2 * window - 1) (the window - 1 tokens
-/// the next query needs, and room for up to window new ones).
+/// a rolling one kv_rolling_slots(window).
 constexpr std::size_t kv_slots(std::size_t context_length, std::size_t window) noexcept {
-  if (!kv_rolls(context_length, window)) return context_length;
-  return 2 * window - 1 < context_length ? 2 * window - 1 : context_length;
+  return kv_rolls(context_length, window) ? kv_rolling_slots(window) : context_length;
 }
 
 /// Which positions a KV store holds: positions first .. size-1 at columns 0 ..
@@ -230,11 +239,11 @@ struct kv_positions {
 /// computes rows row0 .. row0+rows-1 of each sequence, whose keys and values
 /// go to columns column .. (positions first + column ..). A store that does
 /// not roll takes all n at once (the caller has checked that they fit). A
-/// rolling one takes them in pieces of at most slots - (window - 1) tokens;
-/// before a piece that would not fit, it keeps its last window - 1 tokens
-/// (every query's window) as columns 0 .. window - 2 (a copy of (window - 1)
-/// columns per sequence, at most once per slots - window + 1 tokens). `pos`
-/// is updated.
+/// rolling one takes them in pieces of at most `window` tokens; before a
+/// piece that would not fit, it keeps its last window - 1 + kv_rollback
+/// tokens (every next query's window, and kv_rollback for truncate()) as
+/// columns 0 .., a copy of that many columns per sequence at most once per
+/// `window` new tokens. `pos` is updated.
 template <class T, class Run>
 void append_to_store(const kv_store<T>& store, std::size_t batch, std::size_t kv_heads,
                      std::size_t head_dim, kv_positions& pos, std::size_t n, Run run) noexcept {
@@ -243,8 +252,8 @@ void append_to_store(const kv_store<T>& store, std::size_t batch, std::size_t kv
     pos.size += n;
     return;
   }
-  const std::size_t keep = pos.window - 1;
-  const std::size_t piece = pos.slots - keep;
+  const std::size_t keep = pos.window - 1 + kv_rollback;
+  const std::size_t piece = pos.slots - keep;  // (= window)
   const std::size_t kv_width = kv_heads * head_dim;
   for (std::size_t row0 = 0; row0 < n;) {
     const std::size_t rows = n - row0 < piece ? n - row0 : piece;

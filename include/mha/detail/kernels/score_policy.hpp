@@ -181,10 +181,10 @@ inline constexpr auto alibi_fractions = [] {
 /// Short, Test Long", section 3; BLOOM's build_alibi_tensor): with c the
 /// largest power of two <= n, m_h = 2^(-8 (h + 1) / c) for h < c and
 /// 2^(-4 (2 (h - c) + 1) / c) for the others (the slopes of 2c heads at the
-/// odd places). As 2^(-E / 64): 2^(-(E / 64)) (exact) times alibi_fractions'
-/// 2^(-(E % 64) / 64) rounded to T, so every slope is the same T on every
-/// target; E is a whole number when n <= 512, and above that the fraction is
-/// constexpr_exp's.
+/// odd places). As 2^(-E / 64): alibi_fractions' 2^(-(E % 64) / 64) times
+/// 2^(-(E / 64)) (exact), rounded once to T, so every slope is the same T on
+/// every target; E is a whole number when n <= 512, and above that the
+/// fraction is constexpr_exp's.
 template <class T>
 constexpr T alibi_slope(std::size_t n, std::size_t h) noexcept {
   const std::size_t c = std::bit_floor(n);
@@ -201,9 +201,10 @@ constexpr T alibi_slope(std::size_t n, std::size_t h) noexcept {
     fraction = constexpr_exp(-static_cast<double>(num % c) / static_cast<double>(c) *
                              0x1.62e42fefa39efp-1);
   }
-  T slope = static_cast<T>(fraction);
-  for (; whole > 0; --whole) slope = fp::mul(slope, T(0.5));  // (at most 8 halvings)
-  return slope;
+  // (whole <= 8: an exact power of two, so the product rounds once, to T)
+  constexpr double halves[9] = {1.0,    0x1p-1, 0x1p-2, 0x1p-3, 0x1p-4,
+                                0x1p-5, 0x1p-6, 0x1p-7, 0x1p-8};
+  return static_cast<T>(fraction * halves[whole]);
 }
 
 /// A policy with logit or sink steps: the key range of Range (causal_scores or
