@@ -65,7 +65,7 @@ class kv_cache {
 
   /// The sliding window of a module whose cache rolls (detail::kv_rolls), else 0.
   template <class Module>
-  static std::size_t window_of(const Module& model) {
+  MHA_DETAIL_ISA_TAG static std::size_t window_of(const Module& model) {
     const std::size_t w = Module::scores.sliding_window;
     return detail::kv_rolls(model.context_length(), w) ? w : 0;
   }

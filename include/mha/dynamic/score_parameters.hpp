@@ -17,6 +17,8 @@
 #include <mha/detail/params/parameter_description.hpp>
 #include <mha/dynamic/tensor.hpp>
 
+#include <mha/detail/macros.hpp>
+
 namespace mha::dynamic {
 
 /// The learned parameters of the score options Scores (mha::attention_scores)
@@ -26,8 +28,15 @@ namespace mha::dynamic {
 template <class T, attention_scores Scores>
 struct score_parameters {
   /// The parameters of a module with num_heads query heads, zero-initialised.
-  explicit score_parameters(std::size_t num_heads)
+  MHA_DETAIL_ISA_TAG explicit score_parameters(std::size_t num_heads)
       : sinks(std::vector<std::size_t>{Scores.sinks ? num_heads : 0}) {}
+  // (copies, moves and destruction carry the ISA's ABI tag: their code moves
+  // T values; docs/design.md, "ISA namespaces")
+  MHA_DETAIL_ISA_TAG score_parameters(const score_parameters&) = default;
+  MHA_DETAIL_ISA_TAG score_parameters(score_parameters&&) = default;
+  MHA_DETAIL_ISA_TAG score_parameters& operator=(const score_parameters&) = default;
+  MHA_DETAIL_ISA_TAG score_parameters& operator=(score_parameters&&) = default;
+  MHA_DETAIL_ISA_TAG ~score_parameters() = default;
   /// Scores.sinks: head h's sink logit at sinks[h] ([num_heads]); otherwise
   /// of shape {0} and absent from the parameter walk.
   tensor<T> sinks;
@@ -43,7 +52,7 @@ struct score_parameters {
   }
   /// Throws std::invalid_argument naming `api` when a parameter (replaced by
   /// the user) does not have the shape of num_heads query heads.
-  void check(const char* api, std::size_t num_heads) const {
+  MHA_DETAIL_ISA_TAG void check(const char* api, std::size_t num_heads) const {
     if constexpr (Scores.sinks)
       if (sinks.rank() != 1 || sinks.shape()[0] != num_heads)  // (allocates nothing)
         throw std::invalid_argument(std::string(api) + ": score_params.sinks has " +
@@ -56,5 +65,7 @@ struct score_parameters {
 };
 
 }  // namespace mha::dynamic
+
+#include <mha/detail/macros_undef.hpp>
 
 #endif  // MHA_DETAIL_NO_CXX20
