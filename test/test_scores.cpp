@@ -60,6 +60,8 @@
 
 #include "program_path.hpp"
 #include "test_support.hpp"
+#include "score_checks.hpp"
+#include "fixture_parameters.hpp"
 #include "variant_fixture.hpp"
 
 // (a named namespace: the group is one translation unit, test/CMakeLists.txt)
@@ -70,8 +72,9 @@ using mha::attention_scores;
 const std::filesystem::path scores_dir =
     std::filesystem::path(mha_test::program_relative(MHA_TEST_DATA_DIR)) / "scores";
 
+using score_checks::cached_stream;
 template <class T>
-constexpr double score_rtol = std::is_same_v<T, float> ? 2e-6 : 1e-12;
+constexpr double score_rtol = score_checks::rtol<T>;
 
 /// The keys of a score fixture beyond the variant schema.
 struct score_keys {
@@ -121,104 +124,15 @@ score_fixture<T> load_fixture(const char* file) {
   return s;
 }
 
-template <class T>
-T* elements_of(mha::dynamic::tensor<T>& t) {
-  return t.data();
-}
-template <class T, std::size_t... E>
-T* elements_of(mha::tensor<T, E...>& t) {
-  return t.data();
-}
-
-/// Every parameter of `model` (fixed or dynamic) from the fixture, by the
-/// library's (book) names.
-template <class M, class T>
-void load(M& model, const variant_fixture::fixture<T>& fx) {
-  const auto lib = fx.library_parameters();
-  std::size_t loaded = 0;
-  mha::for_each_parameter(model, [&](std::string_view name, auto& tensor) {
-    const auto it = lib.find(std::string(name));
-    INFO("parameter " << name);
-    REQUIRE(it != lib.end());
-    REQUIRE(it->second.size() == tensor.size());
-    std::copy(it->second.data.begin(), it->second.data.end(), elements_of(tensor));
-    ++loaded;
-  });
-  CHECK(loaded == lib.size());
-}
-
-template <class T>
-void check_close(const T* actual, const variant_fixture::fixture<T>& fx, const char* what) {
-  const auto c = mha_test::compare(actual, fx.output.data.data(), fx.output.size(), score_rtol<T>);
-  INFO(fx.name << " " << what << ": " << c.describe());
-  CHECK(c.violations == 0);
-}
-
-/// Runs module m over the fixture's tokens through its KV cache in steps of
-/// `chunks` tokens (summing to N); returns the output rows [B][N][W].
-template <class M, std::size_t B, std::size_t N>
-std::vector<typename M::value_type> cached_stream(const M& m, const typename M::value_type* x,
-                                                  const std::vector<std::size_t>& chunks) {
-  using T = typename M::value_type;
-  constexpr std::size_t C = M::context_length, D = M::d_in, W = M::output_width;
-  auto cache = std::make_unique<typename M::template kv_cache<B>>();
-  auto ws = std::make_unique<typename M::template workspace<B, C>>();
-  auto xs = std::make_unique<mha::tensor<T, B, C, D>>();
-  auto out = std::make_unique<mha::tensor<T, B, C, W>>();
-  std::vector<T> result(B * N * W);
-  std::size_t p = 0;
-  for (const std::size_t k : chunks) {
-    for (std::size_t b = 0; b < B; ++b)
-      std::copy(x + (b * N + p) * D, x + (b * N + p + k) * D, xs->data() + b * C * D);
-    REQUIRE(m.forward(*xs, k, *out, *cache, *ws) == mha::status::ok);
-    for (std::size_t b = 0; b < B; ++b)
-      std::copy(out->data() + b * C * W, out->data() + (b * C + k) * W, result.data() + (b * N + p) * W);
-    p += k;
-  }
-  REQUIRE(p == N);
-  REQUIRE(cache->size() == N);
-  return result;
-}
-
-/// The same stream through the dynamic module's KV cache.
-template <class D, class T>
-std::vector<T> dynamic_cached_stream(const D& dyn, const T* x, std::size_t B, std::size_t N, std::size_t DIn,
-                                     std::size_t W, const std::vector<std::size_t>& chunks) {
-  mha::dynamic::kv_cache<T> cache(dyn, B);
-  mha::dynamic::workspace<T> ws;
-  std::vector<T> result(B * N * W);
-  std::size_t p = 0;
-  for (const std::size_t k : chunks) {
-    mha::dynamic::tensor<T> xs({B, k, DIn}), out({B, k, W});
-    for (std::size_t b = 0; b < B; ++b)
-      std::copy(x + (b * N + p) * DIn, x + (b * N + p + k) * DIn, xs.data() + b * k * DIn);
-    dyn.forward(xs, out, cache, ws);
-    for (std::size_t b = 0; b < B; ++b)
-      std::copy(out.data() + b * k * W, out.data() + (b + 1) * k * W, result.data() + (b * N + p) * W);
-    p += k;
-  }
-  REQUIRE(cache.size() == N);
-  return result;
-}
-
-/// The step schedules of a cached stream of N tokens: one token at a time,
-/// and chunks (for N > 8: 3, then 12 (the blocked kernels), then 1, then the
-/// rest; otherwise 2 then the rest, a multi-row decode step).
-std::vector<std::vector<std::size_t>> schedules(std::size_t n) {
-  std::vector<std::vector<std::size_t>> s{std::vector<std::size_t>(n, 1)};
-  if (n > 16)
-    s.push_back({3, 12, 1, n - 16});
-  else if (n > 2)
-    s.push_back({2, n - 2});
-  return s;
-}
+using variant_fixture::elements_of;
+using variant_fixture::load;
 
 /// A fixed-size module M on fixture `file` ([B][N][DIn] input) and its
 /// dynamic twin `dyn`: every check of the top of this file.
 template <class M, class D, std::size_t B, std::size_t N>
 void check_module(const char* file, D dyn) {
   using T = typename M::value_type;
-  constexpr std::size_t C = M::context_length, DIn = M::d_in, W = M::output_width;
+  constexpr std::size_t DIn = M::d_in;
   const auto [fx, keys] = load_fixture<T>(file);
   INFO(fx.name);
   REQUIRE(M::is_causal);
@@ -238,49 +152,7 @@ void check_module(const char* file, D dyn) {
   auto x = std::make_unique<mha::tensor<T, B, N, DIn>>();
   REQUIRE(fx.query().size() == x->size);
   std::copy(fx.query().data.begin(), fx.query().data.end(), x->data());
-  const auto out = std::make_unique<mha::tensor<T, B, N, W>>(m->forward(*x));
-  REQUIRE(fx.output.size() == out->size);
-  check_close(out->data(), fx, "forward(x)");
-
-  // the dynamic twin
-  mha::copy_parameters(*m, dyn);
-  mha::dynamic::tensor<T> xd({B, N, DIn});
-  std::copy(x->data(), x->data() + x->size, xd.data());
-  CHECK(mha_test::same_bits(*out, dyn.forward(xd)));
-
-  // the fused twin
-  if constexpr (requires { mha::fuse_qkv(*m); }) {
-    const auto f = std::make_unique<decltype(mha::fuse_qkv(*m))>(mha::fuse_qkv(*m));
-    STATIC_REQUIRE(std::remove_cvref_t<decltype(*f)>::scores == M::scores);
-    CHECK(mha_test::same_bits(*out, f->forward(*x)));
-    const auto steps = schedules(N);
-    CHECK(mha_test::same_bits(cached_stream<M, B, N>(*m, x->data(), steps.back()).data(),
-                              cached_stream<std::remove_cvref_t<decltype(*f)>, B, N>(*f, x->data(), steps.back()).data(),
-                              B * N * W));
-  }
-
-  // the run-time token count: the first N rows of a [B][C] buffer
-  {
-    auto ws = std::make_unique<typename M::template workspace<B, C>>();
-    auto xl = std::make_unique<mha::tensor<T, B, C, DIn>>();
-    for (std::size_t b = 0; b < B; ++b)
-      std::copy(x->data() + b * N * DIn, x->data() + (b + 1) * N * DIn, xl->data() + b * C * DIn);
-    auto outl = std::make_unique<mha::tensor<T, B, C, W>>();
-    REQUIRE(m->forward(*xl, N, *outl, *ws) == mha::status::ok);
-    bool same = true;
-    for (std::size_t b = 0; b < B; ++b)
-      same = same && mha_test::same_bits(out->data() + b * N * W, outl->data() + b * C * W, N * W);
-    CHECK(same);
-  }
-
-  // the KV cache: token by token and in chunks, against PyTorch; dynamic = fixed
-  for (const auto& steps : schedules(N)) {
-    INFO("cached, " << steps.size() << " steps, first " << steps.front());
-    const auto rows = cached_stream<M, B, N>(*m, x->data(), steps);
-    check_close(rows.data(), fx, "cached");
-    const auto drows = dynamic_cached_stream(dyn, x->data(), B, N, DIn, W, steps);
-    CHECK(mha_test::same_bits(rows.data(), drows.data(), rows.size()));
-  }
+  score_checks::check_paths<M, D, B, N>(*m, dyn, fx, *x);
 }
 
 /// Soft-capping with cap c bounds every logit to (-c, c), so the weights of

@@ -51,6 +51,8 @@
 #include "kv_fixture.hpp"
 #include "program_path.hpp"
 #include "test_support.hpp"
+#include "score_checks.hpp"
+#include "fixture_parameters.hpp"
 #include "variant_fixture.hpp"
 
 // (a named namespace: the group is one translation unit, test/CMakeLists.txt)
@@ -61,18 +63,15 @@ using mha::attention_scores;
 const std::filesystem::path sinks_dir =
     std::filesystem::path(mha_test::program_relative(MHA_TEST_DATA_DIR)) / "sinks";
 
+using score_checks::cached_stream;
 template <class T>
-constexpr double sink_rtol = std::is_same_v<T, float> ? 2e-6 : 1e-12;
-
-/// The largest error / allowed of the PyTorch comparisons in this process,
-/// per element type (printed by report() at the end of each fixture test case).
-inline double worst_ratio[2] = {0, 0};
+constexpr double sink_rtol = score_checks::rtol<T>;
 
 /// Prints worst_ratio (run the fixture test cases in one process, e.g.
 /// `tests_variants "[sinks]"`, for the largest over every fixture).
 inline void report() {
   std::printf("test_sinks: largest error / allowed vs PyTorch so far: float %.3g (of 2e-6), double %.3g (of 1e-12)\n",
-              worst_ratio[0], worst_ratio[1]);
+              score_checks::worst_ratio[0], score_checks::worst_ratio[1]);
 }
 
 /// The keys of a sink fixture beyond the variant schema.
@@ -138,14 +137,7 @@ sink_fixture<T> load_fixture(const char* file) {
   return s;
 }
 
-template <class T>
-T* elements_of(mha::dynamic::tensor<T>& t) {
-  return t.data();
-}
-template <class T, std::size_t... E>
-T* elements_of(mha::tensor<T, E...>& t) {
-  return t.data();
-}
+using variant_fixture::elements_of;
 
 /// Every parameter of `model` (fixed or dynamic) from the fixture, by the
 /// library's (book) names, `sinks` from the fixture's stream; checks that
@@ -176,80 +168,12 @@ void load(M& model, const sink_fixture<T>& s) {
   CHECK(loaded == lib.size() + 1);
 }
 
-template <class T>
-void check_close(const T* actual, const variant_fixture::fixture<T>& fx, const char* what) {
-  const auto c = mha_test::compare(actual, fx.output.data.data(), fx.output.size(), sink_rtol<T>);
-  INFO(fx.name << " " << what << ": " << c.describe());
-  CHECK(c.violations == 0);
-  double& w = worst_ratio[std::is_same_v<T, float> ? 0 : 1];
-  w = std::max(w, c.worst_ratio);
-}
-
-/// Runs module m over the fixture's tokens through its KV cache in steps of
-/// `chunks` tokens (summing to N); returns the output rows [B][N][W].
-template <class M, std::size_t B, std::size_t N>
-std::vector<typename M::value_type> cached_stream(const M& m, const typename M::value_type* x,
-                                                  const std::vector<std::size_t>& chunks) {
-  using T = typename M::value_type;
-  constexpr std::size_t C = M::context_length, D = M::d_in, W = M::output_width;
-  auto cache = std::make_unique<typename M::template kv_cache<B>>();
-  auto ws = std::make_unique<typename M::template workspace<B, C>>();
-  auto xs = std::make_unique<mha::tensor<T, B, C, D>>();
-  auto out = std::make_unique<mha::tensor<T, B, C, W>>();
-  std::vector<T> result(B * N * W);
-  std::size_t p = 0;
-  for (const std::size_t k : chunks) {
-    for (std::size_t b = 0; b < B; ++b)
-      std::copy(x + (b * N + p) * D, x + (b * N + p + k) * D, xs->data() + b * C * D);
-    REQUIRE(m.forward(*xs, k, *out, *cache, *ws) == mha::status::ok);
-    for (std::size_t b = 0; b < B; ++b)
-      std::copy(out->data() + b * C * W, out->data() + (b * C + k) * W, result.data() + (b * N + p) * W);
-    p += k;
-  }
-  REQUIRE(p == N);
-  REQUIRE(cache->size() == N);
-  return result;
-}
-
-/// The same stream through the dynamic module's KV cache.
-template <class D, class T>
-std::vector<T> dynamic_cached_stream(const D& dyn, const T* x, std::size_t B, std::size_t N, std::size_t DIn,
-                                     std::size_t W, const std::vector<std::size_t>& chunks) {
-  mha::dynamic::kv_cache<T> cache(dyn, B);
-  mha::dynamic::workspace<T> ws;
-  std::vector<T> result(B * N * W);
-  std::size_t p = 0;
-  for (const std::size_t k : chunks) {
-    mha::dynamic::tensor<T> xs({B, k, DIn}), out({B, k, W});
-    for (std::size_t b = 0; b < B; ++b)
-      std::copy(x + (b * N + p) * DIn, x + (b * N + p + k) * DIn, xs.data() + b * k * DIn);
-    dyn.forward(xs, out, cache, ws);
-    for (std::size_t b = 0; b < B; ++b)
-      std::copy(out.data() + b * k * W, out.data() + (b + 1) * k * W, result.data() + (b * N + p) * W);
-    p += k;
-  }
-  REQUIRE(cache.size() == N);
-  return result;
-}
-
-/// The step schedules of a cached stream of N tokens: one token at a time,
-/// and chunks (for N > 16: 3, then 12 (the blocked kernels), then 1, then the
-/// rest; otherwise 2 then the rest, a multi-row decode step).
-std::vector<std::vector<std::size_t>> schedules(std::size_t n) {
-  std::vector<std::vector<std::size_t>> s{std::vector<std::size_t>(n, 1)};
-  if (n > 16)
-    s.push_back({3, 12, 1, n - 16});
-  else if (n > 2)
-    s.push_back({2, n - 2});
-  return s;
-}
-
 /// A fixed-size module M on fixture `file` ([B][N][DIn] input) and its
 /// dynamic twin `dyn`: every check of the top of this file.
 template <class M, class D, std::size_t B, std::size_t N>
 void check_module(const char* file, D dyn) {
   using T = typename M::value_type;
-  constexpr std::size_t C = M::context_length, DIn = M::d_in, W = M::output_width;
+  constexpr std::size_t DIn = M::d_in;
   const auto s = load_fixture<T>(file);
   const auto& fx = s.fx;
   const auto& keys = s.keys;
@@ -270,55 +194,21 @@ void check_module(const char* file, D dyn) {
   auto x = std::make_unique<mha::tensor<T, B, N, DIn>>();
   REQUIRE(fx.query().size() == x->size);
   std::copy(fx.query().data.begin(), fx.query().data.end(), x->data());
-  const auto out = std::make_unique<mha::tensor<T, B, N, W>>(m->forward(*x));
-  REQUIRE(fx.output.size() == out->size);
-  check_close(out->data(), fx, "forward(x)");
+  score_checks::check_paths<M, D, B, N>(*m, dyn, fx, *x);
 
-  // the dynamic twin (loaded by copy_parameters, and by the fixture as well)
-  mha::copy_parameters(*m, dyn);
-  mha::dynamic::tensor<T> xd({B, N, DIn});
-  std::copy(x->data(), x->data() + x->size, xd.data());
-  CHECK(mha_test::same_bits(*out, dyn.forward(xd)));
+  // the dynamic twin loaded by the fixture itself (not by copy_parameters)
   {
     D dyn2 = dyn;
     mha::for_each_parameter(dyn2, [](std::string_view, auto& t) { std::fill(t.data(), t.data() + t.size(), T(0)); });
     load(dyn2, s);
-    CHECK(mha_test::same_bits(*out, dyn2.forward(xd)));
+    mha::dynamic::tensor<T> xd({B, N, DIn});
+    std::copy(x->data(), x->data() + x->size, xd.data());
+    CHECK(mha_test::same_bits(m->forward(*x), dyn2.forward(xd)));
   }
-
-  // the fused twin
+  // the fused twin keeps the sinks
   if constexpr (requires { mha::fuse_qkv(*m); }) {
     const auto f = std::make_unique<decltype(mha::fuse_qkv(*m))>(mha::fuse_qkv(*m));
-    using F = std::remove_cvref_t<decltype(*f)>;
-    STATIC_REQUIRE(F::scores == M::scores);
     CHECK(mha_test::same_bits(f->score_params.sinks, m->score_params.sinks));
-    CHECK(mha_test::same_bits(*out, f->forward(*x)));
-    const auto steps = schedules(N);
-    CHECK(mha_test::same_bits(cached_stream<M, B, N>(*m, x->data(), steps.back()).data(),
-                              cached_stream<F, B, N>(*f, x->data(), steps.back()).data(), B * N * W));
-  }
-
-  // the run-time token count: the first N rows of a [B][C] buffer
-  {
-    auto ws = std::make_unique<typename M::template workspace<B, C>>();
-    auto xl = std::make_unique<mha::tensor<T, B, C, DIn>>();
-    for (std::size_t b = 0; b < B; ++b)
-      std::copy(x->data() + b * N * DIn, x->data() + (b + 1) * N * DIn, xl->data() + b * C * DIn);
-    auto outl = std::make_unique<mha::tensor<T, B, C, W>>();
-    REQUIRE(m->forward(*xl, N, *outl, *ws) == mha::status::ok);
-    bool same = true;
-    for (std::size_t b = 0; b < B; ++b)
-      same = same && mha_test::same_bits(out->data() + b * N * W, outl->data() + b * C * W, N * W);
-    CHECK(same);
-  }
-
-  // the KV cache: token by token and in chunks, against PyTorch; dynamic = fixed
-  for (const auto& steps : schedules(N)) {
-    INFO("cached, " << steps.size() << " steps, first " << steps.front());
-    const auto rows = cached_stream<M, B, N>(*m, x->data(), steps);
-    check_close(rows.data(), fx, "cached");
-    const auto drows = dynamic_cached_stream(dyn, x->data(), B, N, DIn, W, steps);
-    CHECK(mha_test::same_bits(rows.data(), drows.data(), rows.size()));
   }
 }
 
@@ -492,7 +382,7 @@ TEST_CASE("attention sinks of -infinity give the module without sinks, bit for b
     mha_test::fill_uniform(x, rng, 1.0);
     const auto y = p->forward(x);
     CHECK(mha_test::same_bits(y, m->forward(x)));
-    const auto steps = st::schedules(20);
+    const auto steps = score_checks::schedules(20);
     CHECK(mha_test::same_bits(st::cached_stream<P, 2, 20>(*p, x.data(), steps.back()).data(),
                               st::cached_stream<M, 2, 20>(*m, x.data(), steps.back()).data(), 2 * 20 * 16));
     mha::dynamic::multi_head_attention<float, st::sinks> d(16, 16, 24, 4, true);

@@ -31,6 +31,7 @@
 #include "constexpr_cases.hpp"
 #include "program_path.hpp"
 #include "test_support.hpp"
+#include "fixture_parameters.hpp"
 #include "variant_fixture.hpp"
 
 namespace {
@@ -42,31 +43,8 @@ const std::filesystem::path variants_dir = std::filesystem::path(mha_test::progr
 template <class T>
 constexpr double variant_rtol = std::is_same_v<T, float> ? 2e-6 : 1e-12;
 
-template <class T>
-T* elements_of(mha::dynamic::tensor<T>& t) {
-  return t.data();
-}
-template <class T, std::size_t... E>
-T* elements_of(mha::tensor<T, E...>& t) {
-  return t.data();
-}
-
-/// Every parameter of `model` (fixed or dynamic) from the fixture, by the
-/// library's (book) names; checks that each one exists with the same size.
-template <class M, class T>
-void load(M& model, const variant_fixture::fixture<T>& fx) {
-  const auto lib = fx.library_parameters();
-  std::size_t loaded = 0;
-  mha::for_each_parameter(model, [&](std::string_view name, auto& tensor) {
-    const auto it = lib.find(std::string(name));
-    INFO("parameter " << name);
-    REQUIRE(it != lib.end());
-    REQUIRE(it->second.size() == tensor.size());
-    std::copy(it->second.data.begin(), it->second.data.end(), elements_of(tensor));
-    ++loaded;
-  });
-  CHECK(loaded == lib.size());
-}
+using variant_fixture::elements_of;
+using variant_fixture::load;
 
 /// The fixture's input x as a fixed-size [B][N][D] tensor.
 template <class T, std::size_t B, std::size_t N, std::size_t D>
