@@ -111,8 +111,9 @@ class kv_cache {
   constexpr void truncate(std::size_t n) noexcept {
     MHA_ASSERT(n <= size_);
     // (a rolling cache: the tokens the next query attends to are still held)
-    MHA_ASSERT(can_truncate(n));
-    if (n < size_ && can_truncate(n)) size_ = n;
+    const bool held = first_position() == 0 || n >= first_position() + (Window - 1);
+    MHA_ASSERT(held);
+    if (n < size_ && held) size_ = n;
   }
   /// Sequence b's keys, transposed: [width][capacity], position
   /// first_position() + j at column j (columns >= size() - first_position()
