@@ -46,10 +46,10 @@ template <class Out>
 using output_argument_t = std::conditional_t<std::is_rvalue_reference_v<Out>,
                                              std::remove_reference_t<Out>, Out&>;
 
-/// M's forward overloads are MHA_DETAIL_FORWARD_OVERLOADS's (a fixed-size
+/// M's forward overloads are detail/api/forward_overloads.inc's (a fixed-size
 /// module of the library): M has fixed_module_sizes, key_dim and value_dim,
 /// and its `workspace<B, N>` is the detail::attention_workspace that the
-/// macro defines (read without instantiating it).
+/// fragment defines (read without instantiating it).
 template <class M>
 concept forward_overloads_module = fixed_module_sizes<M> && requires {
   requires std::is_same_v<decltype(M::key_dim), const std::size_t>;
@@ -60,7 +60,7 @@ concept forward_overloads_module = fixed_module_sizes<M> && requires {
 };
 
 /// The self_attention_rules of a forward_overloads_module M: the type of the
-/// macro's forward_rules_, built from the same members.
+/// fragment's forward_rules_, built from the same members.
 template <class M>
 using forward_rules_of = self_attention_rules<typename M::value_type, M::d_in, M::key_dim,
                                               M::value_dim, M::context_length, M::output_width>;

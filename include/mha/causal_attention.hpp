@@ -21,7 +21,6 @@
 #include <mha/tensor.hpp>
 
 #include <mha/detail/macros.hpp>
-#include <mha/detail/api/forward_overloads.hpp>
 
 namespace mha {
 
@@ -45,7 +44,7 @@ namespace mha {
 ///
 /// Compile-time errors (static_assert, "mha::causal_attention: ..."): T not
 /// float/double, DIn, DOut or ContextLength zero; for forward, see
-/// MHA_DETAIL_FORWARD_OVERLOADS (input rank/extents/type, N > ContextLength,
+/// detail/api/forward_overloads.inc (input rank/extents/type, N > ContextLength,
 /// output shape, workspace shape, stack workspace limit).
 template <class T, std::size_t DIn, std::size_t DOut, std::size_t ContextLength,
           bool QkvBias = false, auto Scores = attention_mask::causal>
@@ -185,7 +184,8 @@ struct causal_attention {
   }
 
  public:
-  MHA_DETAIL_FORWARD_OVERLOADS("causal_attention")
+#define MHA_DETAIL_MODULE_NAME "causal_attention"
+#include <mha/detail/api/forward_overloads.inc>
 };
 
 }  // namespace mha

@@ -23,7 +23,6 @@
 #include <mha/tensor.hpp>
 
 #include <mha/detail/macros.hpp>
-#include <mha/detail/api/forward_overloads.hpp>
 
 namespace mha {
 
@@ -77,7 +76,7 @@ consteval std::size_t fused_head_block() noexcept {
 /// double; DIn, DOut, ContextLength or NumHeads zero; DOut not divisible by
 /// NumHeads; head_weights<H>() or a layout with H >= NumHeads or Part > 2;
 /// above MHA_MAX_INLINE_BYTES when defined; and those of forward
-/// (MHA_DETAIL_FORWARD_OVERLOADS).
+/// (detail/api/forward_overloads.inc).
 template <class T, std::size_t DIn, std::size_t DOut, std::size_t ContextLength,
           std::size_t NumHeads, bool QkvBias = false,
           auto Scores = attention_mask::causal>
@@ -254,7 +253,8 @@ struct fused_multi_head_attention {
   }
 
  public:
-  MHA_DETAIL_FORWARD_OVERLOADS("fused_multi_head_attention")
+#define MHA_DETAIL_MODULE_NAME "fused_multi_head_attention"
+#include <mha/detail/api/forward_overloads.inc>
 };
 
 /// Writes the fused twin of `m` into caller-owned `out`: out.w_qkv.weight =

@@ -26,7 +26,6 @@
 #include <mha/tensor.hpp>
 
 #include <mha/detail/macros.hpp>
-#include <mha/detail/api/forward_overloads.hpp>
 
 namespace mha {
 
@@ -89,7 +88,7 @@ inline constexpr bool rope_positions_within_range = ContextLength <= (std::size_
 /// double; DIn, DOut, ContextLength, NumHeads or NumKvHeads zero; DOut not
 /// divisible by NumHeads; NumHeads not divisible by NumKvHeads; Rope not
 /// mha::no_rope or mha::rope<Theta>; with RoPE an odd head_dim, Theta <= 1 or
-/// ContextLength above 2^20; and those of forward (MHA_DETAIL_FORWARD_OVERLOADS).
+/// ContextLength above 2^20; and those of forward (detail/api/forward_overloads.inc).
 template <class T, std::size_t DIn, std::size_t DOut, std::size_t ContextLength,
           std::size_t NumHeads, std::size_t NumKvHeads, bool QkvBias = false,
           class Rope = no_rope, auto Scores = attention_mask::causal>
@@ -297,7 +296,8 @@ struct grouped_query_attention {
   }
 
  public:
-  MHA_DETAIL_FORWARD_OVERLOADS("grouped_query_attention")
+#define MHA_DETAIL_MODULE_NAME "grouped_query_attention"
+#include <mha/detail/api/forward_overloads.inc>
 };
 
 }  // namespace mha

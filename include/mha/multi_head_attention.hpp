@@ -22,7 +22,6 @@
 #include <mha/tensor.hpp>
 
 #include <mha/detail/macros.hpp>
-#include <mha/detail/api/forward_overloads.hpp>
 
 namespace mha {
 
@@ -56,7 +55,7 @@ namespace mha {
 ///
 /// Compile-time errors ("mha::multi_head_attention: ..."): T not float or
 /// double; DIn, DOut, ContextLength or NumHeads zero; DOut not divisible by
-/// NumHeads; and those of forward (MHA_DETAIL_FORWARD_OVERLOADS).
+/// NumHeads; and those of forward (detail/api/forward_overloads.inc).
 template <class T, std::size_t DIn, std::size_t DOut, std::size_t ContextLength,
           std::size_t NumHeads, bool QkvBias = false,
           auto Scores = attention_mask::causal, std::size_t KDim = DIn,
@@ -250,7 +249,8 @@ struct multi_head_attention {
   }
 
  public:
-  MHA_DETAIL_FORWARD_OVERLOADS("multi_head_attention")
+#define MHA_DETAIL_MODULE_NAME "multi_head_attention"
+#include <mha/detail/api/forward_overloads.inc>
 };
 
 }  // namespace mha

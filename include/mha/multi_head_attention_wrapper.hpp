@@ -22,7 +22,6 @@
 #include <mha/tensor.hpp>
 
 #include <mha/detail/macros.hpp>
-#include <mha/detail/api/forward_overloads.hpp>
 
 namespace mha {
 
@@ -238,7 +237,8 @@ struct multi_head_attention_wrapper {
   }
 
  public:
-  MHA_DETAIL_FORWARD_OVERLOADS("multi_head_attention_wrapper")
+#define MHA_DETAIL_MODULE_NAME "multi_head_attention_wrapper"
+#include <mha/detail/api/forward_overloads.inc>
 };
 
 }  // namespace mha

@@ -1,6 +1,6 @@
 // mha/detail/macros_undef.hpp -- removes the internal macros of
-// <mha/detail/macros.hpp> and <mha/detail/api/forward_overloads.hpp> (no include
-// guard; included at the end of every header that includes either).
+// <mha/detail/macros.hpp> (no include guard; included at the end of every
+// header that includes it).
 #undef MHA_DETAIL_INLINE
 #undef MHA_DETAIL_LAMBDA_INLINE
 #undef MHA_DETAIL_MAX_INLINE_BYTES
@@ -12,4 +12,3 @@
 #undef MHA_DETAIL_ISA_NAMESPACE
 #undef MHA_DETAIL_FMA_FLOAT
 #undef MHA_DETAIL_FMA_DOUBLE
-#undef MHA_DETAIL_FORWARD_OVERLOADS

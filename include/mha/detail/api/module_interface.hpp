@@ -1,5 +1,5 @@
 // mha/detail/api/module_interface.hpp -- the types behind the forward() overload
-// set of the fixed-size attention modules (detail/api/forward_overloads.hpp): the
+// set of the fixed-size attention modules (detail/api/forward_overloads.inc): the
 // input shape traits, the output type and the workspace.
 #pragma once
 
@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <type_traits>
 
 #include <mha/config.hpp>
@@ -235,7 +236,7 @@ struct attention_workspace
                 "code built without MHA_MAX_INLINE_BYTES, or use mha::dynamic");
 };
 
-/// The rules of the self-attention forwards of MHA_DETAIL_FORWARD_OVERLOADS
+/// The rules of the self-attention forwards of detail/api/forward_overloads.inc
 /// (forward(x), forward(x, out), their training twins and the forwards with a
 /// caller-owned workspace) for a module of element type T, d_in DIn, key_dim
 /// KeyDim, value_dim ValueDim, ContextLength and output_width Width, each
@@ -320,7 +321,7 @@ struct self_attention_rules {
   }
 };
 
-/// The rules of the cross-attention forwards of MHA_DETAIL_FORWARD_OVERLOADS
+/// The rules of the cross-attention forwards of detail/api/forward_overloads.inc
 /// (forward(query, key, value, out, ws), with key lengths, with attention
 /// weights) for a module of element type T, d_in DIn, key_dim KeyDim,
 /// value_dim ValueDim, ContextLength and output_width Width, Causal its mask,
