@@ -38,6 +38,17 @@ window against Mistral's additive mask of transformers 4.4x
 (_prepare_4d_causal_attention_mask_with_cache_position: finfo.min where
 `arange(N) > cache_position` or `arange(N) <= cache_position - W`) and against
 a softmax over the window's keys alone (sliced, no mask).
+
+The forward (reference_forward) also serves the attention-sink generators:
+tools/make_sink_fixtures.py and tools/make_sink_safetensors_fixtures.py call
+it with an optional sink step (Hugging Face GptOssAttention's eager lines: a
+learned logit per head joins each softmax denominator unscaled and adds no
+value row; or the direct formula e^l / (e^s_h + sum e^l)), GptOssAttention's
+scaling (q k^T * head_dim ** -0.5 in place of the book's division by
+sqrt(head_dim)) and, for the safetensors file, its own RoPE (the score
+fixtures use none of them). make_sink_fixtures.py also shares this file's
+case set-up (prepare), tolerance checks (checker, check_prefixes), JSON
+object (fixture_json), re-read check (verify) and main loop (write_fixtures).
 """
 
 import json
@@ -146,7 +157,8 @@ CASES = [
 
 
 # --------------------------------------------------------------------------
-# The reference: BLOOM's slopes, Gemma 2's soft-cap, an explicit forward.
+# The reference: BLOOM's slopes, Gemma 2's soft-cap, an explicit forward
+# (with gpt-oss's sinks for make_sink_fixtures.py).
 
 
 def build_alibi_slopes(num_heads, dtype):
@@ -193,7 +205,8 @@ def mistral_additive_mask(N, window, dtype):
 
 
 def reference_forward(case_, lib, x, bloom_form=False, options=True, logits_only=False,
-                      window_form="mask", window=None):
+                      window_form="mask", window=None, sinks=None, sink_form="hf",
+                      weights_only=False, scaling="book", rope=None):
     """The output [B][N][d_out] from the library-named parameters `lib` and
     the input x (all in one dtype). bloom_form: the ALiBi bias as BLOOM adds
     it (+m_h * j) instead of -m_h * (i - j). options=False: no soft-cap, no
@@ -202,7 +215,21 @@ def reference_forward(case_, lib, x, bloom_form=False, options=True, logits_only
     sees). window: the sliding window (None: the case's). window_form: how
     the window is applied: "mask" (visible_keys, -inf), "mistral" (Mistral's
     additive mask, mistral_additive_mask) or "sliced" (each query's softmax
-    over its window's keys alone, no mask)."""
+    over its window's keys alone, no mask).
+
+    The attention-sink step (make_sink_fixtures.py and
+    make_sink_safetensors_fixtures.py): sinks [H], one learned logit per head
+    that joins each softmax denominator unscaled and contributes no value row,
+    after the soft-cap, ALiBi and the mask. sink_form "hf": Hugging Face
+    GptOssAttention's eager lines (the sinks as one more column, the row
+    maximum subtracted, softmax, the column dropped); "direct": the weights
+    e^l / (e^s_h + sum e^l) (the library's formula). weights_only: the
+    attention weights [B][H][N][N] instead of the output. scaling "book":
+    (q k^T) / sqrt(head_dim), the book's modules; "gpt-oss": (q k^T) *
+    head_dim ** -0.5, GptOssAttention's `scaling` (other bits where
+    sqrt(head_dim) is inexact). rope: a function applied to Q and K
+    [B][heads][N][head_dim] in place of the book's apply_rope with the case's
+    rope_theta_base."""
     B, N = x.shape[0], x.shape[1]
     H = case_["num_heads"]
     kv_heads = case_.get("num_kv_heads", H)
@@ -214,14 +241,22 @@ def reference_forward(case_, lib, x, bloom_form=False, options=True, logits_only
     Q = linear(x, "W_query").view(B, N, H, -1).transpose(1, 2)
     K = linear(x, "W_key").view(B, N, kv_heads, -1).transpose(1, 2)
     V = linear(x, "W_value").view(B, N, kv_heads, -1).transpose(1, 2)
-    if case_.get("rope_theta_base", 0) > 0:
+    if rope is not None:
+        Q, K = rope(Q), rope(K)
+    elif case_.get("rope_theta_base", 0) > 0:
         model = variants.construct(case_, x.dtype)  # only its cos / sin tables
         Q = book.apply_rope(Q, model.cos, model.sin)
         K = book.apply_rope(K, model.cos, model.sin)
+    # (repeat_kv of Hugging Face: head h reads kv head h // (H / kv_heads))
     K = K.repeat_interleave(H // kv_heads, dim=1)
     V = V.repeat_interleave(H // kv_heads, dim=1)
-    # the book's scores: q k^T, then the division by sqrt(head_dim)
-    attn_weights = (Q @ K.transpose(-1, -2)) / K.shape[-1] ** 0.5
+    if scaling == "book":
+        # the book's scores: q k^T, then the division by sqrt(head_dim)
+        attn_weights = (Q @ K.transpose(-1, -2)) / K.shape[-1] ** 0.5
+    else:
+        assert scaling == "gpt-oss", scaling
+        # GptOssAttention: q k^T times scaling = head_dim ** -0.5
+        attn_weights = (Q @ K.transpose(-1, -2)) * K.shape[-1] ** -0.5
     if logits_only:
         return attn_weights
     softcap = case_["softcap"] if options else 0
@@ -240,6 +275,7 @@ def reference_forward(case_, lib, x, bloom_form=False, options=True, logits_only
             attn_weights = attn_weights - slopes * (i - j).to(x.dtype)
     W = (case_["sliding_window"] if window is None else window) if options else 0
     if W and window_form == "sliced":
+        assert sinks is None and not weights_only, "the sliced form: no sinks, no weights"
         rows = []
         for q in range(N):
             first = max(0, q - W + 1)
@@ -250,8 +286,23 @@ def reference_forward(case_, lib, x, bloom_form=False, options=True, logits_only
     if W and window_form == "mistral":
         attn_weights = attn_weights + mistral_additive_mask(N, W, x.dtype)
     else:
+        # (Hugging Face adds finfo.min, which gives the same exact zeros)
         attn_weights = attn_weights.masked_fill(~visible_keys(N, W), -math.inf)
-    attn_weights = torch.softmax(attn_weights, dim=-1)
+    if sinks is None:
+        attn_weights = torch.softmax(attn_weights, dim=-1)
+    elif sink_form == "hf":
+        # GptOss eager_attention_forward (modeling_gpt_oss.py), verbatim
+        sinks_ = sinks.reshape(1, -1, 1, 1).expand(B, -1, N, -1)
+        combined_logits = torch.cat([attn_weights, sinks_], dim=-1)
+        combined_logits = combined_logits - combined_logits.max(dim=-1, keepdim=True).values
+        probs = torch.nn.functional.softmax(combined_logits, dim=-1, dtype=combined_logits.dtype)
+        attn_weights = probs[..., :-1]
+    else:
+        assert sink_form == "direct", sink_form
+        e = torch.exp(attn_weights)
+        attn_weights = e / (torch.exp(sinks)[None, :, None, None] + e.sum(dim=-1, keepdim=True))
+    if weights_only:
+        return attn_weights
     context = (attn_weights @ V).transpose(1, 2).reshape(B, N, -1)
     return linear(context, "out_proj")
 
@@ -263,8 +314,15 @@ def scaled_logits(case_, lib, x):
     return reference_forward(case_, lib, x, logits_only=True)[..., keep]
 
 
-def make_fixture(seed, case_, report):
-    """Computes and checks one case; returns its JSON object."""
+# --------------------------------------------------------------------------
+# Shared with make_sink_fixtures.py: the case's model and input, the
+# tolerance checks, the JSON object, the main loop and its verification.
+
+
+def prepare(case_, seed):
+    """The case's causal book module (parameters from the splitmix64 streams,
+    then W_query's weight and bias times query_weight_scale), its parameter
+    plan, the input x and the library-named parameters."""
     name, dtype_name = case_["name"], case_["dtype"]
     model, plan = variants.make_model(case_, seed, dtype_name)
     model.causal = True  # (make_model builds the book module with causal=False)
@@ -275,16 +333,115 @@ def make_fixture(seed, case_, report):
         if model.W_query.bias is not None:
             model.W_query.bias.mul_(scale)
     x = variants.make_inputs(case_, seed, dtype_name)["x"]
-    lib = variants.library_parameters(model, case_)
-    lib64 = {k: v.double() for k, v in lib.items()}
-    x64 = x.double()
-    worst = {}
+    return model, plan, x, variants.library_parameters(model, case_)
+
+
+def checker(name, worst):
+    """within(label, actual, expected, tol): records the largest violation
+    of each label in `worst` and stops the script (nothing written) if it
+    exceeds the tolerance."""
 
     def within(label, actual, expected, tol):
         v = max_violation(actual.double(), expected.double(), tol)
         worst[label] = max(worst.get(label, 0.0), v)
         if v > 1:
             raise SystemExit(f"{name}: {label} differs by {v} x {tol}; nothing written")
+
+    return within
+
+
+def check_prefixes(case_, within, forward, x, out):
+    """causal: the first k tokens alone (forward(x[:, :k])) give the first k
+    rows of out (what a cache streams)."""
+    for k in sorted({1, 2, case_["num_queries"] // 2, case_["num_queries"] - 1} - {0}):
+        within("prefix", forward(x[:, :k]), out[:, :k], RTOL[case_["dtype"]])
+
+
+def fixture_json(case_, seed, plan, out, script, how):
+    """The variant schema's JSON object of the output `out`, its generated_by
+    naming `script` and ending with `how`, plus softcap, alibi, alibi_slopes
+    and query_weight_scale."""
+    res = {"output": out, "weights": None, "average_weights": None, "fast_path": False,
+           "notes": []}
+    fx = variants.fixture_json(case_, seed, plan, res)
+    fx["generated_by"] = (
+        f"{script} with torch {torch.__version__}: parameters and inputs from the splitmix64 "
+        f"stream generator of test/data/kv_cache/README.md with seed {seed}, W_query's weight "
+        f"and bias times query_weight_scale{how}")
+    fx["softcap"] = case_["softcap"]
+    fx["alibi"] = case_["alibi"]
+    fx["alibi_slopes"] = ([float(v) for v in build_alibi_slopes(
+        case_["num_heads"], DTYPES[case_["dtype"]]).tolist()] if case_["alibi"] else None)
+    fx["query_weight_scale"] = case_["query_weight_scale"]
+    return fx
+
+
+def verify(path, expected, float32_lists):
+    """Re-reads a written file: the same JSON, and in a float32 file every
+    value of the lists fx[key][subkey] ((key, subkey) in float32_lists)
+    exactly a float32."""
+    with open(path) as f:
+        fx = json.load(f)
+    assert fx == json.loads(json.dumps(expected)), path
+    if fx["dtype"] == "float32":
+        for key, subkey in float32_lists:
+            for v in fx[key][subkey]:
+                assert float(torch.tensor(v, dtype=torch.float32)) == v, (path, v)
+
+
+def write_fixtures(out_dir, cases, seed_base, make_fixture, describe, readme_head,
+                   float32_lists=(("output", "data"),), max_total=None):
+    """The main loop: deletes the stale *.json of out_dir, then for case i
+    (0-based, seed seed_base + i) make_fixture(seed, case, report) gives the
+    JSON object, written compactly to <name>.json and re-read (verify).
+    describe(case, report[name]) gives the printed summary of the file and
+    the README table's cells between the N and covers columns. Last,
+    README.md: readme_head (with {torch_version}) and the table's rows."""
+    _check_generator()
+    os.makedirs(out_dir, exist_ok=True)
+    for f in os.listdir(out_dir):
+        if f.endswith(".json"):
+            os.remove(os.path.join(out_dir, f))
+    report = {}
+    rows = []
+    total = 0
+    for index, c in enumerate(cases):
+        seed = seed_base + index
+        fx = make_fixture(seed, c, report)
+        path = os.path.join(out_dir, c["name"] + ".json")
+        text = json.dumps(fx, separators=(",", ":")) + "\n"
+        with open(path, "w") as f:
+            f.write(text)
+        total += len(text)
+        verify(path, fx, float32_lists)
+        r = report[c["name"]]
+        summary, cells = describe(c, r)
+        print(f"{c['name']}: {len(text)} bytes, {summary}, " +
+              ", ".join(f"{k} {v:.3g}" for k, v in r["worst"].items()))
+        cells = [f"{c['name']}.json", c["module"], c["dtype"], c["d_in"], c["d_out"],
+                 c["context_length"], c["num_heads"], c.get("num_kv_heads", c["num_heads"]),
+                 c.get("rope_theta_base", 0) or "no", c["batch"], c["num_queries"], *cells,
+                 c["covers"]]
+        rows.append("| " + " | ".join(str(v) for v in cells) + " |")
+    assert max_total is None or total < max_total, total
+    with open(os.path.join(out_dir, "README.md"), "w") as f:
+        f.write(readme_head.replace("{torch_version}", torch.__version__))
+        f.write("\n".join(rows) + "\n")
+    print(f"{len(cases)} files, {total} bytes")
+
+
+# --------------------------------------------------------------------------
+# The score fixtures.
+
+
+def make_fixture(seed, case_, report):
+    """Computes and checks one case; returns its JSON object."""
+    name, dtype_name = case_["name"], case_["dtype"]
+    model, plan, x, lib = prepare(case_, seed)
+    lib64 = {k: v.double() for k, v in lib.items()}
+    x64 = x.double()
+    worst = {}
+    within = checker(name, worst)
 
     with torch.no_grad():
         out = reference_forward(case_, lib, x)
@@ -313,46 +470,32 @@ def make_fixture(seed, case_, report):
         plain = reference_forward(case_, lib, x, options=False)
         within("no options vs book module", plain, model(x), RTOL[dtype_name])
         assert not torch.allclose(plain, out, rtol=1e-3, atol=1e-3), (name, "no effect")
-        # causal: the first k tokens alone give the first k rows (what a cache streams)
-        for k in sorted({1, 2, case_["num_queries"] // 2, case_["num_queries"] - 1} - {0}):
-            within("prefix", reference_forward(case_, lib, x[:, :k]), out[:, :k],
-                   RTOL[dtype_name])
+        check_prefixes(case_, within, lambda xk: reference_forward(case_, lib, xk), x, out)
         logits = scaled_logits(case_, lib64, x64)
         over = float((logits.abs() > case_["softcap"]).double().mean()) if case_["softcap"] else 0
         if case_["softcap"]:
             assert over >= 0.2, (name, "the cap bends too few logits", over)
     assert not bool(out.isnan().any())
-    slopes = build_alibi_slopes(case_["num_heads"], DTYPES[dtype_name]) if case_["alibi"] else None
     report[name] = {"worst": worst, "over_cap": over,
                     "max_abs_logit": float(logits.abs().max())}
-    res = {"output": out, "weights": None, "average_weights": None, "fast_path": False,
-           "notes": []}
-    fx = variants.fixture_json(case_, seed, plan, res)
     window = case_["sliding_window"]
     masks = (f"the causal mask and Hugging Face's sliding-window mask of {window} keys"
              if window else "mask")
-    fx["generated_by"] = (
-        f"{SCRIPT} with torch {torch.__version__}: parameters and inputs from the splitmix64 "
-        f"stream generator of test/data/kv_cache/README.md with seed {seed}, W_query's weight "
-        f"and bias times query_weight_scale; the explicit causal forward of "
-        f"test/data/scores/README.md in {dtype_name} (the book's projections and RoPE, Gemma "
-        f"2's soft-cap, BLOOM's ALiBi slopes, {masks}, softmax).")
-    fx["softcap"] = case_["softcap"]
-    fx["alibi"] = case_["alibi"]
-    fx["alibi_slopes"] = None if slopes is None else [float(v) for v in slopes.tolist()]
-    fx["query_weight_scale"] = scale
+    fx = fixture_json(
+        case_, seed, plan, out, SCRIPT,
+        f"; the explicit causal forward of test/data/scores/README.md in {dtype_name} (the "
+        f"book's projections and RoPE, Gemma 2's soft-cap, BLOOM's ALiBi slopes, {masks}, "
+        f"softmax).")
     if window:  # (absent from the files without a window)
         fx["sliding_window"] = window
     return fx
 
 
-def verify(path, expected):
-    with open(path) as f:
-        fx = json.load(f)
-    assert fx == json.loads(json.dumps(expected)), path
-    for v in fx["output"]["data"]:
-        if fx["dtype"] == "float32":
-            assert float(torch.tensor(v, dtype=torch.float32)) == v, (path, v)
+def describe(c, r):
+    """The printed summary and the README table's cells of a score fixture."""
+    return (f"over cap {r['over_cap']:.2f}, max |logit| {r['max_abs_logit']:.2f}",
+            [c["softcap"] or "off", "yes" if c["alibi"] else "no", c["sliding_window"] or "off",
+             c["query_weight_scale"], "%.0f%%" % (100 * r["over_cap"]) if c["softcap"] else "-"])
 
 
 README_HEAD = r"""# Score-option reference fixtures (issue 41)
@@ -439,39 +582,7 @@ hidden there), and the later rows differ from them.
 
 
 def main():
-    _check_generator()
-    os.makedirs(OUT_DIR, exist_ok=True)
-    for f in os.listdir(OUT_DIR):
-        if f.endswith(".json"):
-            os.remove(os.path.join(OUT_DIR, f))
-    report = {}
-    rows = []
-    total = 0
-    for index, c in enumerate(CASES):
-        seed = SEED_BASE + index
-        fx = make_fixture(seed, c, report)
-        path = os.path.join(OUT_DIR, c["name"] + ".json")
-        text = json.dumps(fx, separators=(",", ":")) + "\n"
-        with open(path, "w") as f:
-            f.write(text)
-        total += len(text)
-        verify(path, fx)
-        r = report[c["name"]]
-        print(f"{c['name']}: {len(text)} bytes, over cap {r['over_cap']:.2f}, max |logit| "
-              f"{r['max_abs_logit']:.2f}, " +
-              ", ".join(f"{k} {v:.3g}" for k, v in r["worst"].items()))
-        rows.append(
-            f"| {c['name']}.json | {c['module']} | {c['dtype']} | {c['d_in']} | {c['d_out']} | "
-            f"{c['context_length']} | {c['num_heads']} | {c.get('num_kv_heads', c['num_heads'])} "
-            f"| {c.get('rope_theta_base', 0) or 'no'} | {c['batch']} | {c['num_queries']} | "
-            f"{c['softcap'] or 'off'} | {'yes' if c['alibi'] else 'no'} | "
-            f"{c['sliding_window'] or 'off'} | "
-            f"{c['query_weight_scale']} | "
-            f"{'%.0f%%' % (100 * r['over_cap']) if c['softcap'] else '-'} | {c['covers']} |")
-    with open(os.path.join(OUT_DIR, "README.md"), "w") as f:
-        f.write(README_HEAD.replace("{torch_version}", torch.__version__))
-        f.write("\n".join(rows) + "\n")
-    print(f"{len(CASES)} files, {total} bytes")
+    write_fixtures(OUT_DIR, CASES, SEED_BASE, make_fixture, describe, README_HEAD)
 
 
 if __name__ == "__main__":

@@ -31,11 +31,16 @@ sliding-window mask), ``sinks = module.sinks.reshape(1, -1, 1, 1).expand(...)``,
 keepdim=True).values``, ``softmax``, ``probs[..., :-1]``, ``@ v``; with the
 book's projections and RoPE (``apply_rope``, rotate-half as gpt-oss's
 ``_apply_rotary_emb``) and, where a case has them, Gemma 2's soft-cap and
-BLOOM's ALiBi (the lines of make_score_fixtures.py) before the mask. float32
-fixtures are checked against the same computation in float64.
+BLOOM's ALiBi before the mask. float32 fixtures are checked against the same
+computation in float64.
+
+That forward is make_score_fixtures.py's reference_forward with its sink step
+and GptOssAttention's scaling (``scaling="gpt-oss"``); this file holds the
+cases, the sinks (make_sinks), the sink checks and the README text, and takes
+the case set-up, the tolerance checks, the JSON object's common keys, the
+re-read check and the main loop (write_fixtures) from make_score_fixtures.py.
 """
 
-import json
 import math
 import os
 import sys
@@ -45,11 +50,8 @@ sys.path.insert(0, HERE)
 
 import torch  # noqa: E402
 
-from make_kv_fixtures import DTYPES, FLOAT32_VS_FLOAT64, RTOL, _check_generator  # noqa: E402
-from make_kv_fixtures import max_violation, stream_values  # noqa: E402
+from make_kv_fixtures import DTYPES, FLOAT32_VS_FLOAT64, RTOL, stream_values  # noqa: E402
 import make_score_fixtures as scores  # noqa: E402
-import make_variant_fixtures as variants  # noqa: E402
-import reference_modules as book  # noqa: E402
 
 REPO = os.path.dirname(HERE)
 OUT_DIR = os.path.join(REPO, "test", "data", "sinks")
@@ -70,8 +72,7 @@ def case(name, module, dtype, d_in, d_out, ctx, H, qkv_bias, B, N, window=0, sof
     """A causal book module with sinks (and the other score options given).
     gqa: (num_kv_heads, rope_theta_base, out_proj_bias)."""
     c = scores.case(name, module, dtype, d_in, d_out, ctx, H, qkv_bias, B, N, softcap=softcap,
-                    alibi=alibi, gqa=gqa, query_scale=query_scale, covers=covers)
-    c["sliding_window"] = window
+                    alibi=alibi, gqa=gqa, query_scale=query_scale, window=window, covers=covers)
     assert window == 0 or N >= 3 * window, (name, "N >= 3 W: the window slides")
     return c
 
@@ -103,7 +104,8 @@ CASES = [
 
 
 # --------------------------------------------------------------------------
-# The sinks and the reference (Hugging Face GptOssAttention, eager).
+# The sinks and the reference (Hugging Face GptOssAttention, eager: the
+# sink step of make_score_fixtures.py's reference_forward).
 
 
 def library_walk_size(case_):
@@ -121,148 +123,64 @@ def make_sinks(case_, seed, dtype_name):
     return stream, sinks
 
 
-def masks(case_, N):
-    """[N][N] bool, True where query i does not see key j: causal, and with a
-    sliding window W keys j <= i - W (Hugging Face's sliding_window_overlay:
-    kv_idx > q_idx - sliding_window is kept)."""
-    i = torch.arange(N)[:, None]
-    j = torch.arange(N)[None, :]
-    masked = j > i
-    W = case_["sliding_window"]
-    if W:
-        masked = masked | (j <= i - W)
-    return masked
-
-
-def reference_forward(case_, lib, x, sinks, form="hf", weights_only=False):
+def forward(case_, lib, x, sinks, **options):
     """The output [B][N][d_out] from the library-named parameters `lib`, the
-    sinks [H] and the input x (all in one dtype). form "hf": GptOss's eager
-    lines; "direct": weights e^l / (e^s + sum e^l) (the library's formula).
-    weights_only: the attention weights [B][H][N][N] instead."""
-    B, N = x.shape[0], x.shape[1]
-    H = case_["num_heads"]
-    kv_heads = case_.get("num_kv_heads", H)
-
-    def linear(t, name):
-        y = t @ lib[f"{name}.weight"].T
-        return y + lib[f"{name}.bias"] if f"{name}.bias" in lib else y
-
-    Q = linear(x, "W_query").view(B, N, H, -1).transpose(1, 2)
-    K = linear(x, "W_key").view(B, N, kv_heads, -1).transpose(1, 2)
-    V = linear(x, "W_value").view(B, N, kv_heads, -1).transpose(1, 2)
-    if case_.get("rope_theta_base", 0) > 0:
-        model = variants.construct(case_, x.dtype)  # only its cos / sin tables
-        Q = book.apply_rope(Q, model.cos, model.sin)
-        K = book.apply_rope(K, model.cos, model.sin)
-    # (repeat_kv of Hugging Face: head h reads kv head h // (H / kv_heads))
-    K = K.repeat_interleave(H // kv_heads, dim=1)
-    V = V.repeat_interleave(H // kv_heads, dim=1)
-    scaling = K.shape[-1] ** -0.5
-    attn_weights = (Q @ K.transpose(2, 3)) * scaling
-    if case_["softcap"]:
-        # Gemma 2 (modeling_gemma2.py, eager attention), verbatim
-        softcap = case_["softcap"]
-        attn_weights = attn_weights / softcap
-        attn_weights = torch.tanh(attn_weights)
-        attn_weights = attn_weights * softcap
-    if case_["alibi"]:
-        slopes = scores.build_alibi_slopes(H, x.dtype)[None, :, None, None]
-        i = torch.arange(N)[:, None]
-        j = torch.arange(N)[None, :]
-        attn_weights = attn_weights - slopes * (i - j).to(x.dtype)
-    # the mask: Hugging Face adds finfo.min, which gives the same exact zeros
-    attn_weights = attn_weights.masked_fill(masks(case_, N), -math.inf)
-    if form == "hf":
-        # GptOss eager_attention_forward, verbatim from here on
-        sinks_ = sinks.reshape(1, -1, 1, 1).expand(B, -1, N, -1)
-        combined_logits = torch.cat([attn_weights, sinks_], dim=-1)
-        combined_logits = combined_logits - combined_logits.max(dim=-1, keepdim=True).values
-        probs = torch.nn.functional.softmax(combined_logits, dim=-1, dtype=combined_logits.dtype)
-        w = probs[..., :-1]
-    else:
-        e = torch.exp(attn_weights)
-        w = e / (torch.exp(sinks)[None, :, None, None] + e.sum(dim=-1, keepdim=True))
-    if weights_only:
-        return w
-    context = (w @ V).transpose(1, 2).reshape(B, N, -1)
-    return linear(context, "out_proj")
+    sinks [H] and the input x (all in one dtype): make_score_fixtures.py's
+    reference_forward with its sink step and GptOssAttention's scaling
+    (q k^T * head_dim ** -0.5). options: its sink_form ("hf": GptOss's eager
+    lines; "direct": the weights e^l / (e^s + sum e^l), the library's
+    formula), weights_only (the attention weights [B][H][N][N] instead),
+    window (None: the case's)."""
+    return scores.reference_forward(case_, lib, x, sinks=sinks, scaling="gpt-oss", **options)
 
 
 def make_fixture(seed, case_, report):
     """Computes and checks one case; returns its JSON object."""
     name, dtype_name = case_["name"], case_["dtype"]
-    model, plan = variants.make_model(case_, seed, dtype_name)
-    scale = case_["query_weight_scale"]
-    assert scale >= 1 and scale & (scale - 1) == 0, (name, "query_weight_scale: a power of two")
-    with torch.no_grad():
-        model.W_query.weight.mul_(scale)
-        if model.W_query.bias is not None:
-            model.W_query.bias.mul_(scale)
-    x = variants.make_inputs(case_, seed, dtype_name)["x"]
-    lib = variants.library_parameters(model, case_)
+    model, plan, x, lib = scores.prepare(case_, seed)
     assert len(lib) == library_walk_size(case_), (name, sorted(lib))
     stream, sinks = make_sinks(case_, seed, dtype_name)
     lib64 = {k: v.double() for k, v in lib.items()}
     x64, sinks64 = x.double(), sinks.double()
     worst = {}
-
-    def within(label, actual, expected, tol):
-        v = max_violation(actual.double(), expected.double(), tol)
-        worst[label] = max(worst.get(label, 0.0), v)
-        if v > 1:
-            raise SystemExit(f"{name}: {label} differs by {v} x {tol}; nothing written")
+    within = scores.checker(name, worst)
 
     with torch.no_grad():
-        out = reference_forward(case_, lib, x, sinks)
-        out64 = reference_forward(case_, lib64, x64, sinks64)
+        out = forward(case_, lib, x, sinks)
+        out64 = forward(case_, lib64, x64, sinks64)
         if dtype_name == "float32":
             within("float32 vs float64", out, out64, FLOAT32_VS_FLOAT64)
         # the library's formula e^l / (e^s + sum e^l) gives the same (float64)
         within("vs the direct formula (float64)",
-               reference_forward(case_, lib64, x64, sinks64, form="direct"), out64,
-               RTOL["float64"])
+               forward(case_, lib64, x64, sinks64, sink_form="direct"), out64, RTOL["float64"])
         # sinks of -inf: the module without sinks (without a window: the score
         # fixtures' forward, the book's division by sqrt(head_dim))
         none = torch.full_like(sinks, -math.inf)
-        plain = reference_forward(case_, lib, x, none)
+        plain = forward(case_, lib, x, none)
         if case_["sliding_window"] == 0:
             within("sinks -inf vs make_score_fixtures' forward", plain,
                    scores.reference_forward(case_, lib, x), RTOL[dtype_name])
             if not case_["softcap"] and not case_["alibi"]:
-                model.causal = True
                 within("sinks -inf vs book module", plain, model(x), RTOL[dtype_name])
         assert not torch.allclose(plain, out, rtol=1e-3, atol=1e-3), (name, "the sinks: no effect")
         if case_["sliding_window"]:
-            wide = dict(case_, sliding_window=0)
-            assert not torch.allclose(reference_forward(wide, lib, x, sinks), out, rtol=1e-3,
+            assert not torch.allclose(forward(case_, lib, x, sinks, window=0), out, rtol=1e-3,
                                       atol=1e-3), (name, "the window: no effect")
-        # causal: the first k tokens alone give the first k rows (what a cache streams)
-        for k in sorted({1, 2, case_["num_queries"] // 2, case_["num_queries"] - 1} - {0}):
-            within("prefix", reference_forward(case_, lib, x[:, :k], sinks), out[:, :k],
-                   RTOL[dtype_name])
+        scores.check_prefixes(case_, within, lambda xk: forward(case_, lib, xk, sinks), x, out)
         # the sinks' share of each row: 1 - sum of the weights
-        share = 1 - reference_forward(case_, lib64, x64, sinks64, weights_only=True).sum(-1)
+        share = 1 - forward(case_, lib64, x64, sinks64, weights_only=True).sum(-1)
         assert float(share.min()) > 0 and float(share.max()) >= MIN_MAX_SHARE, (
             name, "sink share", float(share.min()), float(share.max()))
     assert not bool(out.isnan().any())
     report[name] = {"worst": worst, "share_min": float(share.min()),
                     "share_mean": float(share.mean()), "share_max": float(share.max()),
                     "sinks": [float(v) for v in sinks.tolist()]}
-    res = {"output": out, "weights": None, "average_weights": None, "fast_path": False,
-           "notes": []}
-    fx = variants.fixture_json(case_, seed, plan, res)
-    fx["generated_by"] = (
-        f"{SCRIPT} with torch {torch.__version__}: parameters and inputs from the splitmix64 "
-        f"stream generator of test/data/kv_cache/README.md with seed {seed}, W_query's weight "
-        f"and bias times query_weight_scale, the sinks from stream {stream} (scale exponent "
-        f"{SINK_SCALE_EXPONENT}) plus {SINK_OFFSET}; the explicit causal forward of "
-        f"test/data/sinks/README.md in {dtype_name} (the book's projections and RoPE, Hugging "
-        f"Face GptOssAttention's eager sink lines).")
-    fx["softcap"] = case_["softcap"]
-    fx["alibi"] = case_["alibi"]
-    fx["alibi_slopes"] = ([float(v) for v in scores.build_alibi_slopes(
-        case_["num_heads"], DTYPES[dtype_name]).tolist()] if case_["alibi"] else None)
-    fx["query_weight_scale"] = scale
+    fx = scores.fixture_json(
+        case_, seed, plan, out, SCRIPT,
+        f", the sinks from stream {stream} (scale exponent {SINK_SCALE_EXPONENT}) plus "
+        f"{SINK_OFFSET}; the explicit causal forward of test/data/sinks/README.md in "
+        f"{dtype_name} (the book's projections and RoPE, Hugging Face GptOssAttention's eager "
+        f"sink lines).")
     fx["sliding_window"] = case_["sliding_window"]
     fx["sinks"] = {"name": "sinks", "shape": [case_["num_heads"]], "stream": stream,
                    "scale_exponent": SINK_SCALE_EXPONENT, "offset": SINK_OFFSET,
@@ -270,13 +188,13 @@ def make_fixture(seed, case_, report):
     return fx
 
 
-def verify(path, expected):
-    with open(path) as f:
-        fx = json.load(f)
-    assert fx == json.loads(json.dumps(expected)), path
-    for v in fx["output"]["data"] + fx["sinks"]["values"]:
-        if fx["dtype"] == "float32":
-            assert float(torch.tensor(v, dtype=torch.float32)) == v, (path, v)
+def describe(c, r):
+    """The printed summary and the README table's cells of a sink fixture."""
+    share = f"{r['share_min']:.3f} / {r['share_mean']:.3f} / {r['share_max']:.3f}"
+    return (f"sinks {['%.3f' % v for v in r['sinks']]}, share {share}",
+            [c["sliding_window"] or "off", c["softcap"] or "off", "yes" if c["alibi"] else "no",
+             c["query_weight_scale"], ", ".join("%.3f" % v for v in r["sinks"]),
+             f"{r['share_min']:.2f} / {r['share_mean']:.2f} / {r['share_max']:.2f}"])
 
 
 README_HEAD = r"""# Attention-sink reference fixtures (issue 41)
@@ -352,41 +270,9 @@ every head and sequence).
 
 
 def main():
-    _check_generator()
-    os.makedirs(OUT_DIR, exist_ok=True)
-    for f in os.listdir(OUT_DIR):
-        if f.endswith(".json"):
-            os.remove(os.path.join(OUT_DIR, f))
-    report = {}
-    rows = []
-    total = 0
-    for index, c in enumerate(CASES):
-        seed = SEED_BASE + index
-        fx = make_fixture(seed, c, report)
-        path = os.path.join(OUT_DIR, c["name"] + ".json")
-        text = json.dumps(fx, separators=(",", ":")) + "\n"
-        with open(path, "w") as f:
-            f.write(text)
-        total += len(text)
-        verify(path, fx)
-        r = report[c["name"]]
-        print(f"{c['name']}: {len(text)} bytes, sinks {['%.3f' % v for v in r['sinks']]}, "
-              f"share {r['share_min']:.3f} / {r['share_mean']:.3f} / {r['share_max']:.3f}, " +
-              ", ".join(f"{k} {v:.3g}" for k, v in r["worst"].items()))
-        rows.append(
-            f"| {c['name']}.json | {c['module']} | {c['dtype']} | {c['d_in']} | {c['d_out']} | "
-            f"{c['context_length']} | {c['num_heads']} | {c.get('num_kv_heads', c['num_heads'])} "
-            f"| {c.get('rope_theta_base', 0) or 'no'} | {c['batch']} | {c['num_queries']} | "
-            f"{c['sliding_window'] or 'off'} | {c['softcap'] or 'off'} | "
-            f"{'yes' if c['alibi'] else 'no'} | {c['query_weight_scale']} | "
-            f"{', '.join('%.3f' % v for v in r['sinks'])} | "
-            f"{r['share_min']:.2f} / {r['share_mean']:.2f} / {r['share_max']:.2f} | "
-            f"{c['covers']} |")
-    assert total < 150_000, total
-    with open(os.path.join(OUT_DIR, "README.md"), "w") as f:
-        f.write(README_HEAD.replace("{torch_version}", torch.__version__))
-        f.write("\n".join(rows) + "\n")
-    print(f"{len(CASES)} files, {total} bytes")
+    scores.write_fixtures(OUT_DIR, CASES, SEED_BASE, make_fixture, describe, README_HEAD,
+                          float32_lists=(("output", "data"), ("sinks", "values")),
+                          max_total=150_000)
 
 
 if __name__ == "__main__":

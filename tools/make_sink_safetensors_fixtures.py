@@ -26,8 +26,9 @@ as one more softmax column after subtracting the row maximum, that column
 dropped, ``@ v``), checked against the same computation in float64 and
 against the direct formula e^l / (e^s + sum e^l). A separate script from the
 other GQA generators so that writing these files leaves the older ones
-untouched; it uses make_gqa_safetensors_fixtures.py's RoPE. Each file is
-re-read and checked. Deterministic.
+untouched; it uses make_gqa_safetensors_fixtures.py's RoPE and
+make_score_fixtures.py's reference forward (its sink step, GptOssAttention's
+scaling). Each file is re-read and checked. Deterministic.
 """
 
 import math
@@ -39,6 +40,7 @@ sys.path.insert(0, HERE)
 
 import torch  # noqa: E402
 
+import make_score_fixtures as scores  # noqa: E402
 import safetensors_file as st  # noqa: E402
 from make_gqa_safetensors_fixtures import (  # noqa: E402
     CTX, D_IN, D_OUT, HD, HEADS, KV_HEADS, OUT_DIR, PREFIX, THETA, rope_half)
@@ -52,32 +54,14 @@ LLAMA = ("q_proj", "k_proj", "v_proj", "o_proj")
 def forward(p, x, form="hf"):
     """GptOssAttention's eager forward with the book-named parameters p
     (weights, biases, `sinks`) on x [b][n][D_IN]; form "direct": the weights
-    e^l / (e^s + sum e^l) instead of the concatenated softmax."""
-    b, n, _ = x.shape
-
-    def linear(t, name):
-        return t @ p[name + ".weight"].T + p[name + ".bias"]
-
-    q = linear(x, "W_query").view(b, n, HEADS, HD).transpose(1, 2)
-    k = linear(x, "W_key").view(b, n, KV_HEADS, HD).transpose(1, 2)
-    v = linear(x, "W_value").view(b, n, KV_HEADS, HD).transpose(1, 2)
-    q, k = rope_half(q).to(x.dtype), rope_half(k).to(x.dtype)
-    k = k.repeat_interleave(HEADS // KV_HEADS, dim=1)
-    v = v.repeat_interleave(HEADS // KV_HEADS, dim=1)
-    attn_weights = (q @ k.transpose(2, 3)) * HD ** -0.5
-    i = torch.arange(n)[:, None]
-    j = torch.arange(n)[None, :]
-    attn_weights = attn_weights.masked_fill((j > i) | (j <= i - WINDOW), -math.inf)
-    if form == "hf":
-        sinks = p["sinks"].reshape(1, -1, 1, 1).expand(b, -1, n, -1)
-        combined_logits = torch.cat([attn_weights, sinks], dim=-1)
-        combined_logits = combined_logits - combined_logits.max(dim=-1, keepdim=True).values
-        probs = torch.nn.functional.softmax(combined_logits, dim=-1, dtype=combined_logits.dtype)
-        w = probs[..., :-1]
-    else:
-        e = torch.exp(attn_weights)
-        w = e / (torch.exp(p["sinks"])[None, :, None, None] + e.sum(-1, keepdim=True))
-    return linear((w @ v).transpose(1, 2).reshape(b, n, D_OUT), "out_proj")
+    e^l / (e^s + sum e^l) instead of the concatenated softmax. The reference
+    forward of make_score_fixtures.py (its sink step, GptOssAttention's
+    scaling q k^T * head_dim ** -0.5) with this file's shapes, window and
+    RoPE (rope_half, in float32 angles, back in x's dtype)."""
+    case_ = {"num_heads": HEADS, "num_kv_heads": KV_HEADS, "softcap": 0, "alibi": False,
+             "sliding_window": WINDOW}
+    return scores.reference_forward(case_, p, x, sinks=p["sinks"], sink_form=form,
+                                    scaling="gpt-oss", rope=lambda t: rope_half(t).to(x.dtype))
 
 
 def metadata(fmt):
