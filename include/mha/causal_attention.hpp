@@ -177,8 +177,8 @@ struct causal_attention {
         detail::size_c<1>{}, detail::size_c<1>{},
         [this](auto) {
           return detail::qkv_weights<T, decltype(detail::bias_data(w_query))>{
-              w_query.weight.data(), detail::bias_data(w_query), w_key.weight.data(),
-              detail::bias_data(w_key), w_value.weight.data(), detail::bias_data(w_value), dropout};
+              detail::weight_access(w_query.weight), detail::bias_data(w_query), detail::weight_access(w_key.weight),
+              detail::bias_data(w_key), detail::weight_access(w_value.weight), detail::bias_data(w_value), dropout};
         },
         detail::no_out_proj{}, score_divisor);
   }

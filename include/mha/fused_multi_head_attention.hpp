@@ -237,17 +237,17 @@ struct fused_multi_head_attention {
   /// multi_head_attention, with W_query, W_key and W_value the row blocks 0,
   /// 1, 2 of the fused weight (each [DOut][DIn], contiguous rows).
   constexpr auto spec_() const noexcept {
-    constexpr std::size_t block = DOut * DIn;
     return detail::make_spec<T, scores>(
         detail::size_c<DIn>{}, detail::size_c<layout_head_dim_>{},
         detail::size_c<layout_num_heads_>{},
         detail::size_c<1>{},
         [this](auto) {
+          const auto w = detail::weight_access(w_qkv.weight);
           return detail::qkv_weights<T, decltype(part_bias_(0))>{
-              w_qkv.weight.data(), part_bias_(0), w_qkv.weight.data() + block, part_bias_(1),
-              w_qkv.weight.data() + 2 * block, part_bias_(2), dropout};
+              w, part_bias_(0), detail::weight_rows(w, DOut, DIn), part_bias_(1),
+              detail::weight_rows(w, 2 * DOut, DIn), part_bias_(2), dropout};
         },
-        detail::out_weights<T, detail::present_bias<T>>{out_proj.weight.data(),
+        detail::out_weights<T, detail::present_bias<T>>{detail::weight_access(out_proj.weight),
                                                         detail::present_bias<T>{out_proj.bias.data()}},
         score_divisor, score_params);
   }

@@ -287,10 +287,10 @@ struct grouped_query_attention {
         detail::size_c<layout_num_heads_>{}, detail::size_c<layout_kv_heads_>{},
         [this](auto) {
           return detail::qkv_weights<T, decltype(detail::bias_data(w_query))>{
-              w_query.weight.data(), detail::bias_data(w_query), w_key.weight.data(),
-              detail::bias_data(w_key), w_value.weight.data(), detail::bias_data(w_value), dropout};
+              detail::weight_access(w_query.weight), detail::bias_data(w_query), detail::weight_access(w_key.weight),
+              detail::bias_data(w_key), detail::weight_access(w_value.weight), detail::bias_data(w_value), dropout};
         },
-        detail::out_weights<T, detail::present_bias<T>>{out_proj.weight.data(),
+        detail::out_weights<T, detail::present_bias<T>>{detail::weight_access(out_proj.weight),
                                                         detail::present_bias<T>{out_proj.bias.data()}},
         score_divisor, rope_(), score_params);
   }

@@ -147,7 +147,7 @@ consteval bool linear_forward_ok() noexcept {
 /// returned by value, so its stack use (linear_stack_bytes) is bounded by
 /// MHA_STACK_WORKSPACE_LIMIT.
 template <class T, std::size_t In, std::size_t Out, class Bias, class X>
-constexpr auto linear_forward(const T* weight, Bias bias, const X& x) noexcept {
+constexpr auto linear_forward(dense_weights<T> weight, Bias bias, const X& x) noexcept {
   using XS = fixed_shape<std::remove_cvref_t<X>>;
   using Y = linear_output_t<T, Out, X>;
   constexpr bool ok = check_linear_argument<T, In, X>();
@@ -242,7 +242,8 @@ struct linear {
   template <detail::fixed_tensor_like X>
   MHA_DETAIL_ISA_TAG constexpr auto forward(const X& x) const noexcept {
     if constexpr (valid_)
-      return detail::linear_forward<T, InFeatures, OutFeatures>(this->weight.data(), bias_(), x);
+      return detail::linear_forward<T, InFeatures, OutFeatures>(
+          detail::weight_access(this->weight), bias_(), x);
     else  // the class's static_assert has reported the mistake
       return detail::linear_output_t<detail::element_or_float<T>, detail::at_least_1<OutFeatures>,
                                      X>{};
@@ -279,7 +280,8 @@ struct linear {
   template <class Rows>
   MHA_DETAIL_ISA_TAG constexpr void apply_rows(const T* x, Rows rows, T* y) const noexcept {
     if constexpr (valid_)
-      detail::linear_rows(x, rows, detail::size_c<InFeatures>{}, this->weight.data(), bias_(),
+      detail::linear_rows(x, rows, detail::size_c<InFeatures>{},
+                          detail::weight_access(this->weight), bias_(),
                           detail::size_c<OutFeatures>{}, y);
   }
   /// Assigning a linear layer of another element type, shape or bias setting

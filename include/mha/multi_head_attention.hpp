@@ -240,10 +240,10 @@ struct multi_head_attention {
         detail::size_c<1>{},
         [this](auto) {
           return detail::qkv_weights<T, decltype(detail::bias_data(w_query))>{
-              w_query.weight.data(), detail::bias_data(w_query), w_key.weight.data(),
-              detail::bias_data(w_key), w_value.weight.data(), detail::bias_data(w_value), dropout};
+              detail::weight_access(w_query.weight), detail::bias_data(w_query), detail::weight_access(w_key.weight),
+              detail::bias_data(w_key), detail::weight_access(w_value.weight), detail::bias_data(w_value), dropout};
         },
-        detail::out_weights<T, detail::present_bias<T>>{out_proj.weight.data(),
+        detail::out_weights<T, detail::present_bias<T>>{detail::weight_access(out_proj.weight),
                                                         detail::present_bias<T>{out_proj.bias.data()}},
         score_divisor, score_params);
   }

@@ -229,8 +229,8 @@ struct multi_head_attention_wrapper {
         [this](auto g) {
           const head_type& h = this->template head<decltype(g)::value>();
           return detail::qkv_weights<T, decltype(detail::bias_data(h.w_query))>{
-              h.w_query.weight.data(), detail::bias_data(h.w_query), h.w_key.weight.data(),
-              detail::bias_data(h.w_key), h.w_value.weight.data(), detail::bias_data(h.w_value),
+              detail::weight_access(h.w_query.weight), detail::bias_data(h.w_query), detail::weight_access(h.w_key.weight),
+              detail::bias_data(h.w_key), detail::weight_access(h.w_value.weight), detail::bias_data(h.w_value),
               h.dropout};
         },
         detail::no_out_proj{}, head_type::score_divisor);

@@ -153,8 +153,8 @@ class causal_attention : public detail::dynamic_module<causal_attention<T, Score
   /// The head's Q/K/V weights for the orchestration.
   detail::qkv_weights<T, const T*> weights_() const noexcept {
     const auto bias = [&](const linear<T>& l) { return qkv_bias_ ? l.bias.data() : nullptr; };
-    return {w_query.weight.data(), bias(w_query), w_key.weight.data(), bias(w_key),
-            w_value.weight.data(), bias(w_value), dropout};
+    return {detail::weight_access(w_query.weight), bias(w_query), detail::weight_access(w_key.weight), bias(w_key),
+            detail::weight_access(w_value.weight), bias(w_value), dropout};
   }
   /// The module for the orchestration (detail/engine/attention.hpp): one head, no out_proj.
   auto spec_() const noexcept {

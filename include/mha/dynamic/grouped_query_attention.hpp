@@ -199,14 +199,14 @@ class grouped_query_attention : public detail::dynamic_module<grouped_query_atte
   /// The module for the orchestration (detail/engine/attention.hpp).
   auto spec_() const noexcept {
     const auto bias = [&](const linear<T>& l) -> const T* { return qkv_bias_ ? l.bias.data() : nullptr; };
-    const detail::qkv_weights<T, const T*> w{w_query.weight.data(), bias(w_query),
-                                             w_key.weight.data(),   bias(w_key),
-                                             w_value.weight.data(), bias(w_value), dropout};
+    const detail::qkv_weights<T, const T*> w{detail::weight_access(w_query.weight), bias(w_query),
+                                             detail::weight_access(w_key.weight),   bias(w_key),
+                                             detail::weight_access(w_value.weight), bias(w_value), dropout};
     const std::size_t hd = head_dim();
     const detail::rope_tables<T> rope{rope_cos_.data(), rope_sin_.data(), rope_.enabled()};
     return detail::make_grouped_spec<T, scores>(
         d_in_, hd, num_heads_, num_kv_heads_, [w](std::size_t) { return w; },
-        detail::out_weights<T, const T*>{out_proj.weight.data(), out_proj.bias.data()},
+        detail::out_weights<T, const T*>{detail::weight_access(out_proj.weight), out_proj.bias.data()},
         static_cast<T>(std::sqrt(static_cast<T>(hd))), rope, score_params);
   }
 

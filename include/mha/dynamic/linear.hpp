@@ -106,7 +106,8 @@ class linear : public detail::walked_parameter_count<linear<T>> {
   MHA_DETAIL_ISA_TAG void apply_rows(const T* x, std::size_t rows, T* y) const {
     check_parameters();
     if constexpr (detail::float_or_double<T>)
-      detail::linear_rows(x, rows, in_features_, weight.data(), has_bias_ ? bias.data() : nullptr,
+      detail::linear_rows(x, rows, in_features_, detail::weight_access(weight),
+                          has_bias_ ? bias.data() : nullptr,
                           out_features_, y);
   }
 

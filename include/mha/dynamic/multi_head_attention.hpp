@@ -217,13 +217,13 @@ class multi_head_attention : public detail::dynamic_module<multi_head_attention<
   /// num_heads heads (the weight splits), then out_proj.
   auto spec_() const noexcept {
     const auto bias = [&](const linear<T>& l) -> const T* { return qkv_bias_ ? l.bias.data() : nullptr; };
-    const detail::qkv_weights<T, const T*> w{w_query.weight.data(), bias(w_query),
-                                             w_key.weight.data(),   bias(w_key),
-                                             w_value.weight.data(), bias(w_value), dropout};
+    const detail::qkv_weights<T, const T*> w{detail::weight_access(w_query.weight), bias(w_query),
+                                             detail::weight_access(w_key.weight),   bias(w_key),
+                                             detail::weight_access(w_value.weight), bias(w_value), dropout};
     const std::size_t hd = head_dim();
     return detail::make_spec<T, scores>(d_in_, hd, num_heads_, std::size_t{1},
                                 [w](std::size_t) { return w; },
-                                detail::out_weights<T, const T*>{out_proj.weight.data(),
+                                detail::out_weights<T, const T*>{detail::weight_access(out_proj.weight),
                                                                  out_proj.bias.data()},
                                 static_cast<T>(std::sqrt(static_cast<T>(hd))), score_params);
   }

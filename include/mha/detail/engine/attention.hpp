@@ -64,6 +64,7 @@
 #include <mha/detail/kernels/sizes.hpp>
 #include <mha/detail/arch/subnormals.hpp>
 #include <mha/detail/kernels/token_major.hpp>
+#include <mha/detail/kernels/weights.hpp>
 
 #include <mha/detail/macros.hpp>
 
@@ -71,23 +72,26 @@ namespace mha::detail {
 MHA_DETAIL_ISA_NAMESPACE {
 
 /// The Q/K/V weights of one group of heads: each [group_width][d_in] in the
-/// nn.Linear layout, contiguous rows; biases as the kernels take them
-/// (present_bias, nullptr_t or const T*); the group's dropout probability.
-template <class T, class Bias>
+/// nn.Linear layout, read through the accessor Weights (dense_weights<T>:
+/// contiguous rows of T; kernels/weights.hpp, made by weight_access); biases
+/// as the kernels take them (present_bias, nullptr_t or const T*); the
+/// group's dropout probability.
+template <class T, class Bias, class Weights = dense_weights<T>>
 struct qkv_weights {
-  const T* query;
+  Weights query;
   Bias query_bias;
-  const T* key;
+  Weights key;
   Bias key_bias;
-  const T* value;
+  Weights value;
   Bias value_bias;
   T dropout;
 };
 
-/// out_proj: weight [width][width] (nn.Linear layout), bias [width].
-template <class T, class Bias>
+/// out_proj: weight [width][width] (nn.Linear layout, through the accessor
+/// Weights), bias [width].
+template <class T, class Bias, class Weights = dense_weights<T>>
 struct out_weights {
-  const T* weight;
+  Weights weight;
   Bias bias;
 };
 /// The module has no out_proj: the concatenated context is the output.
@@ -354,17 +358,17 @@ struct sequence_rows {
   std::size_t width;
   std::size_t first_position = 0;  ///< the position of store column 0 (RoPE's positions)
   constexpr auto value_dim() const noexcept { return src.value_dim; }
-  template <class Bias, class Cols>
-  constexpr void query_block(const T* w, Bias bias, std::size_t first, Cols cols) const noexcept {
+  template <class Weights, class Bias, class Cols>
+  constexpr void query_block(Weights w, Bias bias, std::size_t first, Cols cols) const noexcept {
     project_rows(x, d_in, n, d_in, w, bias, cols, query + first, width);
   }
-  template <class Bias, class Cols>
-  constexpr void key_block(const T* w, Bias bias, std::size_t first, Cols cols) const noexcept {
+  template <class Weights, class Bias, class Cols>
+  constexpr void key_block(Weights w, Bias bias, std::size_t first, Cols cols) const noexcept {
     project_rows_t(src.key, src.key_dim, src.rows, src.key_dim, w, bias, cols,
                    kt + first * ldk + offset, ldk);
   }
-  template <class Bias, class HeadDim>
-  constexpr void value_block(const T* w, Bias bias, std::size_t kv,
+  template <class Weights, class Bias, class HeadDim>
+  constexpr void value_block(Weights w, Bias bias, std::size_t kv,
                              HeadDim head_dim) const noexcept {
     project_rows(src.value, src.value_dim, src.rows, src.value_dim, w, bias, head_dim,
                  v + (kv * ldk + offset) * head_dim, head_dim);
@@ -376,8 +380,8 @@ struct sequence_rows {
     apply_rope(rope, kt + offset, src.rows, 1, ldk, kv_heads, head_dim, first_position + offset);
   }
   /// (w_width: the width as the spec has it, a size_c when it is constant)
-  template <class Bias, class Width>
-  constexpr void out_block(const T* w, Bias bias, Width w_width) const noexcept {
+  template <class Weights, class Bias, class Width>
+  constexpr void out_block(Weights w, Bias bias, Width w_width) const noexcept {
     project_rows(context, width, n, w_width, w, bias, w_width, out, width);
   }
 };
@@ -402,16 +406,16 @@ struct decode_row_set {
   T* orow[decode_rows] = {};
   std::size_t pos[decode_rows] = {};
   constexpr auto value_dim() const noexcept { return d_in; }
-  template <class Bias, class Cols>
-  void query_block(const T* w, Bias bias, std::size_t first, Cols cols) const noexcept {
+  template <class Weights, class Bias, class Cols>
+  void query_block(Weights w, Bias bias, std::size_t first, Cols cols) const noexcept {
     gemv::project<T>(rows, xr, d_in, w, bias_pointer<T>(bias), cols, qr, first, 1);
   }
-  template <class Bias, class Cols>
-  void key_block(const T* w, Bias bias, std::size_t first, Cols cols) const noexcept {
+  template <class Weights, class Bias, class Cols>
+  void key_block(Weights w, Bias bias, std::size_t first, Cols cols) const noexcept {
     gemv::project<T>(rows, xr, d_in, w, bias_pointer<T>(bias), cols, kr, first, ldk);
   }
-  template <class Bias, class HeadDim>
-  void value_block(const T* w, Bias bias, std::size_t kv, HeadDim head_dim) const noexcept {
+  template <class Weights, class Bias, class HeadDim>
+  void value_block(Weights w, Bias bias, std::size_t kv, HeadDim head_dim) const noexcept {
     T* vh[decode_rows] = {};
     for (std::size_t k = 0; k < rows; ++k) vh[k] = vr[k] + kv * ldk * head_dim;
     gemv::project<T>(rows, xr, d_in, w, bias_pointer<T>(bias), head_dim, vh, 0, 1);
@@ -423,8 +427,8 @@ struct decode_row_set {
       apply_rope(rope, kr[k], 1, 1, ldk, kv_heads, head_dim, pos[k]);
     }
   }
-  template <class Bias, class Width>
-  void out_block(const T* w, Bias bias, Width w_width) const noexcept {
+  template <class Weights, class Bias, class Width>
+  void out_block(Weights w, Bias bias, Width w_width) const noexcept {
     gemv::project<T>(rows, cr, width, w, bias_pointer<T>(bias), w_width, orow, 0, 1);
   }
 };
@@ -448,7 +452,7 @@ constexpr void project_qkv(const Spec& s, const Rows& rows) noexcept {
   for_each_index(s.num_kv_heads, [&](auto k) {  // V: one block per key/value head
     const auto w = s.group(size_div(k, hpg));
     const std::size_t kk = k % hpg;  // the head's index in its group
-    rows.value_block(w.value + kk * s.head_dim * rows.value_dim(),
+    rows.value_block(weight_rows(w.value, kk * s.head_dim, rows.value_dim()),
                      bias_offset(w.value_bias, kk * s.head_dim), k, s.head_dim);
   });
 }

@@ -21,6 +21,7 @@
 
 #include <mha/detail/arch/muladd.hpp>
 #include <mha/detail/arch/simd.hpp>
+#include <mha/detail/kernels/weights.hpp>
 
 #include <mha/detail/macros.hpp>
 
@@ -99,13 +100,15 @@ template <class T, std::size_t M>
 
 /// The projection of `m` rows (any count): y[r][o] = bias[o] + sum_i x[r][i] *
 /// w[o][i], with x[r] the r-th row pointer (in elements each), w [out][in]
-/// (nn.Linear layout), bias [out] or nullptr, and output o of row r at
+/// (nn.Linear layout; its accessor, kernels/weights.hpp), bias [out] or nullptr, and output o of row r at
 /// y[r] + (first + o) * ystride (ystride 1: a row of Q or V; ystride = K^T's
 /// row stride: a column of K^T). Rows are taken max_rows at a time, so each
 /// weight is read once per max_rows rows.
 template <class T>
-inline void project(std::size_t m, const T* const* x, std::size_t in, const T* w, const T* bias,
-                    std::size_t out, T* const* y, std::size_t first, std::size_t ystride) noexcept {
+inline void project(std::size_t m, const T* const* x, std::size_t in, dense_weights<T> weights,
+                    const T* bias, std::size_t out, T* const* y, std::size_t first,
+                    std::size_t ystride) noexcept {
+  const T* const w = weights.data;
   static_assert(max_rows == 4, "project dispatches 1..4 rows");
   for (std::size_t r = 0; r < m; r += max_rows) {
     switch (m - r < max_rows ? m - r : max_rows) {

@@ -35,6 +35,7 @@
 #include <mha/detail/arch/muladd.hpp>
 #include <mha/detail/arch/simd.hpp>
 #include <mha/detail/kernels/sizes.hpp>
+#include <mha/detail/kernels/weights.hpp>
 #include <mha/detail/arch/subnormals.hpp>
 
 #include <mha/detail/macros.hpp>
@@ -122,7 +123,8 @@ constexpr const T* bias_offset(const T* bias, std::size_t k) noexcept {
 
 /// y[r][o] = bias[o] + sum_i x[r][i] * weight[o][i]   (torch.nn.Linear)
 ///
-/// x: [rows][in] (row stride ldx), weight: [out][in] (PyTorch layout), bias:
+/// x: [rows][in] (row stride ldx), weight: [out][in] (PyTorch layout; its
+/// accessor, kernels/weights.hpp), bias:
 /// [out] (see present_bias) or none, y: [rows][out] (row stride ldy). The dot
 /// product runs over i in increasing order, then the bias is added. At run
 /// time the products are register-tiled (gemm::gemm_abt: the same order of
@@ -131,8 +133,10 @@ constexpr const T* bias_offset(const T* bias, std::size_t k) noexcept {
 /// (gemm::kc x gemm::nc<T> elements). Small constant shapes (small_sizes) use
 /// the simple loop at run time too.
 template <class T, class Rows, class In, class Out, class Bias>
-constexpr void project_rows(const T* x, std::size_t ldx, Rows rows, In in, const T* weight,
-                            Bias bias, Out out, T* y, std::size_t ldy) noexcept {
+constexpr void project_rows(const T* x, std::size_t ldx, Rows rows, In in,
+                            dense_weights<T> weights, Bias bias, Out out, T* y,
+                            std::size_t ldy) noexcept {
+  const T* const weight = weights.data;
   if (!std::is_constant_evaluated() && !small_sizes<Rows, In, Out>) {
     gemm::gemm_abt<T>(rows, out, in, x, ldx, weight, in, y, ldy, bias_pointer<T>(bias), nullptr);
     return;
@@ -151,8 +155,8 @@ constexpr void project_rows(const T* x, std::size_t ldx, Rows rows, In in, const
 
 /// project_rows for contiguous rows: x [rows][in], y [rows][out].
 template <class T, class Rows, class In, class Out, class Bias>
-constexpr void linear_rows(const T* x, Rows rows, In in, const T* weight, Bias bias, Out out,
-                           T* y) noexcept {
+constexpr void linear_rows(const T* x, Rows rows, In in, dense_weights<T> weight, Bias bias,
+                           Out out, T* y) noexcept {
   const flush_scope<T> flush;  // (subnormals as the vector code treats them, detail/arch/subnormals.hpp)
   project_rows(x, in, rows, in, weight, bias, out, y, out);
 }
@@ -160,12 +164,14 @@ constexpr void linear_rows(const T* x, Rows rows, In in, const T* weight, Bias b
 /// The transposed projection: kt[o][j] = bias[o] + sum_i x[j][i] * weight[o][i]
 /// for j < tokens, i.e. (x weight^T)^T, each sum in the order of project_rows
 /// (so kt[o][j] equals project_rows' y[j][o] bit for bit). x: [tokens][in]
-/// (row stride ldx), weight: [out][in], kt: [out][tokens] (row stride ldk,
+/// (row stride ldx), weight: [out][in] (its accessor), kt: [out][tokens] (row stride ldk,
 /// e.g. the capacity of a KV cache). Used for the keys, stored transposed for
 /// the attention kernels (scores are vectorised along keys).
 template <class T, class Tokens, class In, class Out, class Bias>
-constexpr void project_rows_t(const T* x, std::size_t ldx, Tokens tokens, In in, const T* weight,
-                              Bias bias, Out out, T* kt, std::size_t ldk) noexcept {
+constexpr void project_rows_t(const T* x, std::size_t ldx, Tokens tokens, In in,
+                              dense_weights<T> weights, Bias bias, Out out, T* kt,
+                              std::size_t ldk) noexcept {
+  const T* const weight = weights.data;
   if (!std::is_constant_evaluated() && !small_sizes<Tokens, In, Out>) {
     gemm::gemm_abt<T>(out, tokens, in, weight, in, x, ldx, kt, ldk, nullptr, bias_pointer<T>(bias));
     return;

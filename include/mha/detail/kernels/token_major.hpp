@@ -51,6 +51,7 @@
 #include <mha/detail/arch/muladd.hpp>
 #include <mha/detail/kernels/rope.hpp>
 #include <mha/detail/kernels/score_policy.hpp>
+#include <mha/detail/kernels/weights.hpp>
 #include <mha/detail/arch/simd.hpp>
 #include <mha/detail/arch/stack_bound.hpp>
 
@@ -244,10 +245,13 @@ MHA_DETAIL_INLINE void project_columns(const T* w, const T* bias, const T* x, T*
 }
 
 /// y^T = (x W^T + bias)^T: y[o][c] = bias[o] + sum_k w[o][k] * x[k][c].
-/// w: [Out][In] (nn.Linear layout), bias: [Out] or nullptr, x: [In][cols],
-/// y: [Out][cols]; cols (a size_c or a std::size_t) a multiple of W.
+/// w: [Out][In] (nn.Linear layout; its accessor, kernels/weights.hpp), bias:
+/// [Out] or nullptr, x: [In][cols], y: [Out][cols]; cols (a size_c or a
+/// std::size_t) a multiple of W.
 template <class T, std::size_t W, std::size_t Out, std::size_t In, class Cols>
-[[gnu::noinline]] void project(const T* w, const T* bias, const T* x, T* y, Cols cols) noexcept {
+[[gnu::noinline]] void project(dense_weights<T> weights, const T* bias, const T* x, T* y,
+                               Cols cols) noexcept {
+  const T* const w = weights.data;
   if constexpr (!simd::hardware_vectors) {
     // scalar tiles of 4 x 4 (cols is a multiple of W >= 4): 16 accumulators,
     // 4 inputs and a weight fit the 32 single-precision registers of a
