@@ -65,6 +65,7 @@
 #include <mha/detail/arch/subnormals.hpp>
 #include <mha/detail/kernels/token_major.hpp>
 #include <mha/detail/kernels/weights.hpp>
+#include <mha/detail/engine/executor.hpp>
 
 #include <mha/detail/macros.hpp>
 
@@ -110,13 +111,18 @@ struct no_out_proj {};
 /// policy `scores` (kernels/score_policy.hpp) whose scores.over(keys) every
 /// head kernel of a call takes: causal_scores (the default), all_keys_scores
 /// (mha::attention_mask::none: no KV-cache forward, no token-major path), or
-/// a policy with logit or sink steps (make_score_policy).
+/// a policy with logit or sink steps (make_score_policy). `executor` runs the
+/// call's sequences (engine/executor.hpp: serial_executor; with_executor).
 template <class T, class DIn, class HeadDim, class NumHeads, class Groups, class GroupFn,
           class OutProj, class KvHeads = NumHeads, class Rope = no_rope_tables,
-          score_policy Scores = causal_scores>
+          score_policy Scores = causal_scores, class Executor = serial_executor>
 struct attention_spec {
   using value_type = T;
   using scores_type = Scores;
+  using executor_type = Executor;
+  // (every sequence of a call uses the one scratch of the workspace)
+  static_assert(Executor::workers == 1,
+                "detail::attention_spec: a workspace holds the scratch of one sequence at a time");
   /// Causal (the query at position p attends to keys 0..p) or not (every key).
   static constexpr bool causal = Scores::causal;
   DIn d_in;
@@ -129,6 +135,7 @@ struct attention_spec {
   KvHeads num_kv_heads;
   Rope rope;
   Scores scores;
+  Executor executor;
   static constexpr bool has_out_proj = !std::is_same_v<OutProj, no_out_proj>;
   static constexpr bool has_rope = !std::is_same_v<Rope, no_rope_tables>;
   /// num_heads * head_dim: the width of Q, the context and the output.
@@ -155,7 +162,7 @@ constexpr auto make_spec(DIn d_in, HeadDim head_dim, NumHeads num_heads, Groups 
   return attention_spec<T, DIn, HeadDim, NumHeads, Groups, GroupFn, OutProj, NumHeads,
                         no_rope_tables, std::remove_cv_t<decltype(scores)>>{
       d_in, head_dim, num_heads, groups, group, out_proj, divisor, num_heads, no_rope_tables{},
-      scores};
+      scores, serial_executor{}};
 }
 /// A grouped-query spec: one group holding every head (group(0)'s key and
 /// value weights are [num_kv_heads * head_dim][d_in]), num_kv_heads key/value
@@ -177,7 +184,20 @@ constexpr auto make_grouped_spec(DIn d_in, HeadDim head_dim, NumHeads num_heads,
   const auto scores = make_score_policy<T, Scores>(num_heads, params);
   return attention_spec<T, DIn, HeadDim, NumHeads, Groups, GroupFn, OutProj, KvHeads, Rope,
                         std::remove_cv_t<decltype(scores)>>{
-      d_in, head_dim, num_heads, one, group, out_proj, divisor, num_kv_heads, rope, scores};
+      d_in, head_dim, num_heads, one, group, out_proj, divisor, num_kv_heads, rope, scores,
+      serial_executor{}};
+}
+
+/// Spec s run by executor e instead of its own.
+template <class T, class DIn, class HeadDim, class NumHeads, class Groups, class GroupFn,
+          class OutProj, class KvHeads, class Rope, class Scores, class OldExecutor, class Executor>
+constexpr auto with_executor(const attention_spec<T, DIn, HeadDim, NumHeads, Groups, GroupFn,
+                                                  OutProj, KvHeads, Rope, Scores, OldExecutor>& s,
+                             Executor e) noexcept {
+  return attention_spec<T, DIn, HeadDim, NumHeads, Groups, GroupFn, OutProj, KvHeads, Rope, Scores,
+                        Executor>{s.d_in,    s.head_dim,     s.num_heads, s.groups,
+                                  s.group,   s.out_proj,     s.divisor,   s.num_kv_heads,
+                                  s.rope,    s.scores,       e};
 }
 
 /// True when the spec's module rotates queries and keys (RoPE: its tables end
@@ -651,9 +671,10 @@ constexpr void forward_sequence(const Spec& s, const typename Spec::value_type* 
   // (not const: a const bool's initialiser would be manifestly constant-evaluated)
   bool simple = small_sizes<decltype(size_mul(batch, n)), decltype(s.d_in), decltype(s.width())>;
   if (std::is_constant_evaluated()) simple = true;
-  for (std::size_t b = 0; b < batch; ++b)
+  s.executor.for_each(batch, [&](std::size_t b, std::size_t) {
     sequence_forward(s, x + b * x_batch, n, out + b * out_batch, ws + block, n, ws + 2 * block, 0,
                      scratch, simple, training, seed, first_sequence + b, weights.at_sequence(b));
+  });
 }
 
 /// Whole-sequence forward of a padded batch (PyTorch's key_padding_mask):
@@ -675,14 +696,14 @@ constexpr void forward_padded(const Spec& s, const typename Spec::value_type* x,
                               const weights_out<typename Spec::value_type>& weights) noexcept {
   using T = typename Spec::value_type;
   const std::size_t width = s.width();
-  for (std::size_t b = 0; b < batch; ++b) {
+  s.executor.for_each(batch, [&](std::size_t b, std::size_t) {
     const std::size_t len = lengths[b];
     T* const o = out + b * out_batch;
     if (len > 0)
       forward_sequence<MaxTokens>(s, x + b * x_batch, x_batch, size_c<1>{}, len, o, out_batch, ws,
                                   scores, training, seed, weights.at_sequence(b), b);
     for (std::size_t e = len * width; e < tokens * width; ++e) o[e] = T(0);
-  }
+  });
 }
 
 /// Cross-attention (nn.MultiheadAttention(query, key, value)) of `batch`
@@ -714,7 +735,7 @@ constexpr void forward_cross(const Spec& s, const typename Spec::value_type* q,
   const attention_scratch<T> scratch{ws, ws + 3 * block, scores, nkv};
   bool simple = false;  // (not const: its initialiser would be manifestly constant-evaluated)
   if (std::is_constant_evaluated()) simple = true;
-  for (std::size_t b = 0; b < batch; ++b) {
+  s.executor.for_each(batch, [&](std::size_t b, std::size_t) {
     const std::size_t keys = key_lengths == nullptr ? nkv : key_lengths[b];
     T* const o = out + b * out_batch;
     if (keys == 0) {  // no key: a zero context
@@ -727,13 +748,13 @@ constexpr void forward_cross(const Spec& s, const typename Spec::value_type* q,
           else
             o[i * width + c] = T(0);
         }
-      continue;
+      return;
     }
     sequence_forward(s, q + b * q_batch, nq, o, ws + block, keys, ws + 2 * block, 0, scratch,
                      simple, training, seed, b, weights.at_sequence(b),
                      kv_rows<T, KeyDim, ValueDim, std::size_t>{k + b * k_batch, key_dim,
                                                                v + b * v_batch, value_dim, keys});
-  }
+  });
 }
 
 /// KV-cache forward: n new tokens of each of `batch` sequences (rows as in
@@ -759,11 +780,12 @@ inline void forward_cached(const Spec& s, const typename Spec::value_type* x, st
   const std::size_t width = s.width();
   if (n > decode_rows) {
     const attention_scratch<T> scratch{ws, ws + n * width, scores, ld_scores};
-    for (std::size_t b = 0; b < batch; ++b)
+    s.executor.for_each(batch, [&](std::size_t b, std::size_t) {
       sequence_forward(s, x + b * x_batch, n, out + b * out_batch,
                        store.key_t + b * store.batch_stride, store.ldk,
                        store.value + b * store.batch_stride, offset, scratch, false, false, 0,
                        b, {}, {}, first);
+    });
     return;
   }
   // Decode: the m = batch * n rows (r = b * n + i) in chunks of decode_rows,
@@ -803,7 +825,7 @@ inline void forward_cached(const Spec& s, const typename Spec::value_type* x, st
   // builds of the dynamic API slower)
   const dropout_state<T> no_dropout{};
   const auto policy = s.scores.over(offset + n);  // the cached keys and the new ones
-  for (std::size_t b = 0; b < batch; ++b) {
+  s.executor.for_each(batch, [&](std::size_t b, std::size_t) {
     T* const ctx = Spec::has_out_proj ? context + b * n * width : out + b * out_batch;
     for_each_head(s, query + b * n * width, store.key_t + b * store.batch_stride,
                   store.value + b * store.batch_stride, store.ldk, ctx,
@@ -814,7 +836,7 @@ inline void forward_cached(const Spec& s, const typename Spec::value_type* x, st
                       attention_head_blocked(op, n, offset, s.head_dim, s.divisor, no_dropout, b,
                                              h, scores, ld_scores, policy);
                   });
-  }
+  });
   if constexpr (Spec::has_out_proj) {
     for (std::size_t r0 = 0; r0 < m; r0 += decode_rows) {
       select(r0);
