@@ -34,9 +34,9 @@
 // query head with its key/value head) and project_out, over a schedule of rows
 // that says where each row's data lives and which products serve it
 // (sequence_rows: the simple and blocked paths; decode_row_set: the decode
-// path). The token-major path keeps a schedule of its own (transposed tiles,
-// kernels/token_major.hpp) with the same RoPE (apply_rope) and key/value-head
-// mapping (h / heads_per_kv).
+// path; transposed_rows: the token-major path, whose heads are
+// kernels/token_major.hpp's over the transposed tiles, with the same
+// key/value-head mapping, attention_spec::kv_head).
 //
 // Keys and values live in a store: the workspace for a whole-sequence forward,
 // a KV cache for a cached one. Per sequence, K^T is [kv_width][ldk] (key j's
@@ -146,6 +146,10 @@ struct attention_spec {
   constexpr auto kv_group_width() const noexcept { return size_div(kv_width(), groups); }
   /// Query heads per key/value head.
   constexpr auto heads_per_kv() const noexcept { return size_div(num_heads, num_kv_heads); }
+  /// The key/value head query head h reads: h / heads_per_kv() (a size_c for a
+  /// size_c h and constant head counts).
+  template <class H>
+  constexpr auto kv_head(H h) const noexcept { return size_div(h, heads_per_kv()); }
 };
 
 /// The spec of a module with score options Scores (mha::attention_scores; its
@@ -453,6 +457,54 @@ struct decode_row_set {
   }
 };
 
+/// transposed_rows: the token-major path's schedule (kernels/token_major.hpp,
+/// float inference with compile-time sizes): the batch's tokens are columns,
+/// sequence b's token i column b * np + i of cols = batch * np (np: the tokens
+/// rounded up to whole vectors of W). x^T in xt [d_in][cols] (padding columns
+/// zero); Q^T into qt [width][cols], K^T into kt and V^T into vt
+/// [kv_width][cols] (key/value head kv's rows kv * head_dim ..), the context
+/// C^T in ct [width][cols], out^T into qt; token_major::project, which reads
+/// the weights in their nn.Linear layout. Positions are 0.. per sequence.
+template <class T, std::size_t W, class DIn, class Batch, class Tokens, class Padded>
+struct transposed_rows {
+  const T* xt;
+  T* qt;
+  T* kt;
+  T* vt;
+  const T* ct;
+  Batch batch;
+  Tokens tokens;
+  Padded np;
+  decltype(size_mul(Batch{}, Padded{})) cols;
+  static constexpr DIn value_dim() noexcept { return {}; }
+  template <class Weights, class Bias, class Cols>
+  void query_block(Weights w, Bias bias, std::size_t first, Cols) const noexcept {
+    token_major::project<T, W, Cols::value, DIn::value>(w, bias_pointer<T>(bias), xt,
+                                                        qt + first * cols, cols);
+  }
+  template <class Weights, class Bias, class Cols>
+  void key_block(Weights w, Bias bias, std::size_t first, Cols) const noexcept {
+    token_major::project<T, W, Cols::value, DIn::value>(w, bias_pointer<T>(bias), xt,
+                                                        kt + first * cols, cols);
+  }
+  template <class Weights, class Bias, class HeadDim>
+  void value_block(Weights w, Bias bias, std::size_t kv, HeadDim) const noexcept {
+    token_major::project<T, W, HeadDim::value, DIn::value>(w, bias_pointer<T>(bias), xt,
+                                                           vt + kv * HeadDim::value * cols, cols);
+  }
+  template <class Rope, class Heads, class KvHeads, class HeadDim>
+  void rotate(const Rope& rope, Heads heads, KvHeads kv_heads, HeadDim head_dim) const noexcept {
+    for (std::size_t b = 0; b < batch; ++b) {
+      apply_rope(rope, qt + b * np, tokens, 1, cols, heads, head_dim, 0);
+      apply_rope(rope, kt + b * np, tokens, 1, cols, kv_heads, head_dim, 0);
+    }
+  }
+  template <class Weights, class Bias, class Width>
+  void out_block(Weights w, Bias bias, Width) const noexcept {
+    token_major::project<T, W, Width::value, Width::value>(w, bias_pointer<T>(bias), ct, qt, cols);
+  }
+};
+
 /// Step 1: the rows' Q, K and V projections, group by group (Q and K of group
 /// g's heads, columns [g * group_width, ...) and [g * kv_group_width, ...)),
 /// RoPE on Q and K, then V one key/value-head block at a time (each element
@@ -489,9 +541,8 @@ constexpr void for_each_head(const Spec& s, const typename Spec::value_type* que
                              const typename Spec::value_type* v, std::size_t ldk,
                              typename Spec::value_type* context, Head head) noexcept {
   const std::size_t width = s.width();
-  const auto hpk = s.heads_per_kv();
   for_each_index(s.num_heads, [&](auto h) {
-    const auto kv = size_div(h, hpk);  // the head's key/value head
+    const auto kv = s.kv_head(h);
     const std::size_t c = h * s.head_dim;
     const std::size_t ck = kv * s.head_dim;
     head(h, kv,
@@ -575,12 +626,51 @@ consteval bool token_major_serves() {
   if constexpr (!std::is_same_v<typename Spec::value_type, float> || !Spec::causal) {
     return false;  // (non-causal modules take the blocked path)
   } else {
-    // (grouped-query attention and RoPE too: token_major::forward reads key/value
-    // head h / heads_per_kv and rotates as the blocked path does)
+    // (grouped-query attention and RoPE too: token_major_forward runs the same
+    // steps, project_qkv rotating and token_major::heads reading kv_head(h))
     return is_size_c<decltype(Spec::num_kv_heads)> && is_size_c<decltype(Spec::num_heads)> &&
            is_size_c<decltype(Spec::d_in)> && is_size_c<decltype(Spec::head_dim)> &&
            is_size_c<decltype(Spec::groups)>;
   }
+}
+
+/// The forward of the token-major path (kernels/token_major.hpp) for float
+/// inference with token vectors of W lanes: x [batch][tokens][d_in] (sequence
+/// b at x + b * x_batch) -> out [batch][tokens][width] (sequence b at out + b
+/// * out_batch), the pipeline's steps in the transposed_rows schedule with
+/// token_major::heads between them; np: the tokens rounded up to whole
+/// vectors (a size_c where it is known at compile time, so the column strides
+/// fold); tokens: a size_c or a run-time count <= MaxTokens. ws:
+/// token_major::workspace_elements<T, Batch, MaxTokens, DIn, Width> elements.
+template <class T, std::size_t W, std::size_t MaxTokens, class Spec, class Batch, class Tokens,
+          class Padded>
+inline void token_major_forward(const Spec& s, Batch batch, Tokens tokens, Padded np, const T* x,
+                                std::size_t x_batch, T* out, std::size_t out_batch,
+                                T* ws) noexcept {
+  constexpr std::size_t DIn = decltype(s.d_in)::value;
+  constexpr std::size_t Width = decltype(s.width())::value;
+  constexpr std::size_t wide = DIn > Width ? DIn : Width;
+  MHA_ASSERT(tokens <= MaxTokens);
+  const auto cols = size_mul(batch, np);  // a size_c whenever np is one
+  T* const xt = ws;  // x^T, then the context C^T
+  T* const qt = ws + wide * cols;  // Q^T, then out^T
+  T* const kt = qt + Width * cols;
+  T* const vt = kt + Width * cols;
+  // x^T, padding tokens 0
+  for (std::size_t b = 0; b < batch; ++b) {
+    token_major::transpose<T, W>(x + b * x_batch, DIn, xt + b * np, cols, tokens, size_c<DIn>{});
+    for (std::size_t i = tokens; i < np; ++i)
+      for (std::size_t f = 0; f < DIn; ++f) xt[f * cols + b * np + i] = T(0);
+  }
+  const transposed_rows<T, W, decltype(s.d_in), Batch, Tokens, Padded> rows{
+      xt, qt, kt, vt, xt, batch, tokens, np, cols};
+  project_qkv(s, rows);
+  token_major::heads<T, W, MaxTokens>(s, batch, tokens, np, qt, kt, vt, xt);
+  project_out(s, rows);
+  const T* const result = Spec::has_out_proj ? qt : xt;
+  for (std::size_t b = 0; b < batch; ++b)
+    token_major::transpose<T, W>(result + b * np, cols, out + b * out_batch, Width,
+                                 size_c<Width>{}, tokens);
 }
 
 /// The token-major forward for a run-time token count n <= MaxTokens (n <=
@@ -596,10 +686,10 @@ inline void token_major_runtime(const Spec& s, Batch batch, std::size_t n, const
   const auto run = [&](auto w) {
     constexpr std::size_t W = decltype(w)::value;
     if (n <= W)
-      token_major::forward<float, W, MaxTokens>(s, batch, n, size_c<W>{}, x, x_batch, out,
+      token_major_forward<float, W, MaxTokens>(s, batch, n, size_c<W>{}, x, x_batch, out,
                                                 out_batch, ws);
     else if constexpr (W == L)
-      token_major::forward<float, W, MaxTokens>(s, batch, n, (n + W - 1) / W * W, x, x_batch, out,
+      token_major_forward<float, W, MaxTokens>(s, batch, n, (n + W - 1) / W * W, x, x_batch, out,
                                                 out_batch, ws);
   };
   switch (token_major::width_for<float>(n)) {
@@ -647,7 +737,7 @@ constexpr void forward_sequence(const Spec& s, const typename Spec::value_type* 
       if constexpr (is_size_c<N>) {
         if constexpr (N::value <= limit) {
           constexpr std::size_t W = token_major::width<T, N::value>;
-          token_major::forward<T, W, N::value>(s, batch, n, size_c<token_major::round_up<N::value, W>>{},
+          token_major_forward<T, W, N::value>(s, batch, n, size_c<token_major::round_up<N::value, W>>{},
                                                x, x_batch, out, out_batch, ws);
           return;
         }

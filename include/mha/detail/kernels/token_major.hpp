@@ -1,8 +1,11 @@
-// mha/detail/kernels/token_major.hpp -- the run-time path of the fixed-size modules
-// (every module the orchestration of engine/attention.hpp serves with compile-time
-// sizes) for few tokens, compile-time or run-time counts: every intermediate
-// is kept transposed, [features][tokens], so that one vector holds one feature
-// of W tokens and every loop over features runs along compile-time extents.
+// mha/detail/kernels/token_major.hpp -- the kernels of the run-time path of the
+// fixed-size modules (every module the orchestration of engine/attention.hpp
+// serves with compile-time sizes) for few tokens, compile-time or run-time
+// counts: every intermediate is kept transposed, [features][tokens], so that
+// one vector holds one feature of W tokens and every loop over features runs
+// along compile-time extents. engine/attention.hpp's token_major_forward runs
+// the pipeline's steps over them (its schedule transposed_rows: transpose,
+// project, rotate, heads, out_proj, transpose back).
 //
 // Why a second run-time path: with few tokens (N <= max_tokens) the
 // row-major register tiles of gemm.hpp are mostly edges, and each call packs
@@ -49,7 +52,6 @@
 #include <mha/detail/kernels/gemm.hpp>
 #include <mha/detail/kernels/kernels.hpp>
 #include <mha/detail/arch/muladd.hpp>
-#include <mha/detail/kernels/rope.hpp>
 #include <mha/detail/kernels/score_policy.hpp>
 #include <mha/detail/kernels/weights.hpp>
 #include <mha/detail/arch/simd.hpp>
@@ -685,60 +687,26 @@ constexpr std::size_t width_for(std::size_t n) noexcept {
   return w < simd::lanes<T> ? w : simd::lanes<T>;
 }
 
-/// The forward pass of an attention module (see detail/engine/attention.hpp's
-/// attention_spec) for float inference, token-major with token vectors of W
-/// lanes: x [batch][tokens][DIn] (sequence b at x + b * x_batch) -> out
-/// [batch][tokens][Width] (sequence b at out + b * out_batch); np: the tokens
-/// rounded up to whole vectors (a size_c where it is known at compile time,
-/// so the column strides fold). `spec` gives
-/// each group's Q/K/V weights (group(g), [GroupWidth][DIn] query rows and
-/// [KvGroupWidth][DIn] key and value rows in the nn.Linear layout, biases or
-/// none), out_proj (or none: the concatenated context is the output), the
-/// key/value heads (grouped-query attention: query head h reads key/value
-/// head h / heads_per_kv) and the RoPE tables (queries and keys rotated as
-/// the general path rotates them, rope.hpp's apply_rope, the same bits). tokens: a size_c or a run-time count <= MaxTokens.
-/// ws: workspace_elements<T, Batch, MaxTokens, DIn, Width> elements. Stack:
-/// the padded MaxTokens score vectors (at most max_tokens * 64 bytes).
+/// The attention heads of the token-major path (engine/attention.hpp's
+/// token_major_forward, the transposed_rows schedule, runs the projections
+/// around them), for float inference with token vectors of W lanes: from Q^T
+/// (qt [Width][cols]), K^T and V^T (kt, vt [KvWidth][cols]: key/value head
+/// kv's rows kv * HeadDim ..) the context C^T into ct [Width][cols]; sequence
+/// b's token i in column b * np + i (np: the tokens rounded up to whole
+/// vectors, a size_c where it is known at compile time, so the column strides
+/// fold). Query head h reads key/value head spec.kv_head(h) (grouped-query
+/// attention; h itself otherwise); the score policy spec.scores.over(tokens)
+/// (causal: each sequence's tokens its keys). tokens: a size_c or a run-time
+/// count <= MaxTokens. Stack: the padded MaxTokens score vectors (at most
+/// max_tokens * 64 bytes).
 template <class T, std::size_t W, std::size_t MaxTokens, class Spec, class Batch, class Tokens,
           class Padded>
-inline void forward(const Spec& spec, Batch batch, Tokens tokens, Padded np, const T* x,
-                    std::size_t x_batch, T* out, std::size_t out_batch, T* ws) noexcept {
-  constexpr std::size_t DIn = decltype(spec.d_in)::value;
-  constexpr std::size_t Width = decltype(spec.width())::value;
-  constexpr std::size_t GroupWidth = decltype(spec.group_width())::value;
+inline void heads(const Spec& spec, Batch batch, Tokens tokens, Padded np, const T* qt,
+                  const T* kt, const T* vt, T* ct) noexcept {
   constexpr std::size_t HeadDim = decltype(spec.head_dim)::value;
-  constexpr std::size_t KvGroupWidth = decltype(spec.kv_group_width())::value;
   constexpr std::size_t HeadsPerKv = decltype(spec.heads_per_kv())::value;
-  constexpr std::size_t wide = DIn > Width ? DIn : Width;
-  const auto cols = size_mul(batch, np);  // a size_c whenever np is one
-  MHA_ASSERT(tokens <= MaxTokens);
-  T* const xt = ws;  // x^T, then the context C^T
-  T* const ct = ws;
-  T* const qt = ws + wide * cols;  // Q^T, then out^T
-  T* const kt = qt + Width * cols;
-  T* const vt = kt + Width * cols;
-  // x^T, padding tokens 0
-  for (std::size_t b = 0; b < batch; ++b) {
-    transpose<T, W>(x + b * x_batch, DIn, xt + b * np, cols, tokens, size_c<DIn>{});
-    for (std::size_t i = tokens; i < np; ++i)
-      for (std::size_t f = 0; f < DIn; ++f) xt[f * cols + b * np + i] = T(0);
-  }
-  for_each_index(spec.groups, [&](auto g) {
-    const auto w = spec.group(g);
-    const std::size_t r0 = g * GroupWidth * cols, kv0 = g * KvGroupWidth * cols;
-    project<T, W, GroupWidth, DIn>(w.query, bias_pointer<T>(w.query_bias), xt, qt + r0, cols);
-    project<T, W, KvGroupWidth, DIn>(w.key, bias_pointer<T>(w.key_bias), xt, kt + kv0, cols);
-    project<T, W, KvGroupWidth, DIn>(w.value, bias_pointer<T>(w.value_bias), xt, vt + kv0, cols);
-  });
-  if constexpr (Spec::has_rope) {  // token i of each sequence at position i (rope.hpp)
-    for (std::size_t b = 0; b < batch; ++b) {
-      apply_rope(spec.rope, qt + b * np, tokens, 1, cols, spec.num_heads, spec.head_dim, 0);
-      apply_rope(spec.rope, kt + b * np, tokens, 1, cols, spec.num_kv_heads, spec.head_dim, 0);
-    }
-  }
   constexpr std::size_t NumHeads = decltype(spec.num_heads)::value;
-  // the score policy (attention_spec's: causal here), each sequence's tokens
-  // its keys
+  const auto cols = size_mul(batch, np);  // a size_c whenever np is one
   const auto policy = spec.scores.over(tokens);
   if constexpr (pairs_apply<HeadDim, NumHeads, Batch, Tokens>) {
     // (its stack within the score vectors' bound: detail/arch/stack_bound.hpp)
@@ -755,9 +723,7 @@ inline void forward(const Spec& spec, Batch batch, Tokens tokens, Padded np, con
     for (std::size_t b = 0; b < batch; ++b)
       for_each_index(spec.num_heads, [&](auto h) {
         const std::size_t at = h * HeadDim * cols + b * np;
-        // query head h reads key/value head h / heads_per_kv (grouped-query
-        // attention; h itself otherwise)
-        const std::size_t kv_at = (h / HeadsPerKv) * HeadDim * cols + b * np;
+        const std::size_t kv_at = spec.kv_head(h) * HeadDim * cols + b * np;
         if constexpr (simd::hardware_vectors)
           attention_head<T, W, HeadDim>(qt + at, kt + kv_at, vt + kv_at, ct + at, spec.divisor, s,
                                         tokens, cols, policy, h);
@@ -766,14 +732,6 @@ inline void forward(const Spec& spec, Batch batch, Tokens tokens, Padded np, con
                                             reinterpret_cast<T*>(s), tokens, cols, policy, h);
       });
   }
-  const T* result = ct;
-  if constexpr (Spec::has_out_proj) {
-    project<T, W, Width, Width>(spec.out_proj.weight, bias_pointer<T>(spec.out_proj.bias), ct, qt,
-                                cols);
-    result = qt;
-  }
-  for (std::size_t b = 0; b < batch; ++b)
-    transpose<T, W>(result + b * np, cols, out + b * out_batch, Width, size_c<Width>{}, tokens);
 }
 
 }  // namespace token_major
