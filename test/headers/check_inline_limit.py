@@ -56,7 +56,8 @@ def main():
     root = pathlib.Path(sys.argv[1])
     bad = []
     uses = 0
-    for path in sorted(root.rglob("*.hpp")):
+    # (the class-body fragments, *.inc, too: forward_overloads.inc holds the forwards' checks)
+    for path in sorted([*root.rglob("*.hpp"), *root.rglob("*.inc")]):
         name = path.relative_to(root).as_posix()
         code = code_of(path.read_text())
         line = lambda pos: code.count("\n", 0, pos) + 1

@@ -101,7 +101,7 @@ elseif(MODE STREQUAL "cxx17")
 
 elseif(MODE STREQUAL "leak")
   # every macro include/ defines, from the source, so that a new one is checked too
-  file(GLOB_RECURSE files "${INCLUDE_ROOT}/mha/*.hpp")
+  file(GLOB_RECURSE files "${INCLUDE_ROOT}/mha/*.hpp" "${INCLUDE_ROOT}/mha/*.inc")
   set(macros)
   foreach(f IN LISTS files)
     file(STRINGS "${f}" lines REGEX "^[ \t]*#[ \t]*define[ \t]+MHA_")
