@@ -1,12 +1,13 @@
 // test_executor.cpp -- the execution seam of the pipeline (detail/engine/executor.hpp):
-// every loop over the sequences of a call runs through the spec's executor.
+// the forwards' loops over the sequences of a call run through the spec's executor.
 //
 // A test executor that records the sequences it is given and runs them in
 // reverse order replaces serial_executor (detail::with_executor) in a spec
 // built as mha::dynamic's multi_head_attention builds its own (run-time
 // sizes, one group of every head, out_proj): the whole-sequence, padded,
 // cross-attention and cached forwards (a decode-path call of 3 rows and a
-// blocked call of 10) each hand the executor every sequence once, and their
+// blocked call of 10) hand the executor every sequence (the padded call each
+// non-empty sequence a second time, as its own batch of one), and their
 // outputs (and attention weights) are the serial executor's, bit for bit,
 // float and double. (The sequences write disjoint rows, so the order of the
 // pieces must not matter; a loop that bypassed the executor would record
@@ -162,7 +163,7 @@ void check_executor() {
 
 }  // namespace executor_test
 
-TEST_CASE("every loop over a call's sequences runs through the spec's executor", "[executor]") {
+TEST_CASE("the forwards' loops over a call's sequences run through the spec's executor", "[executor]") {
   SECTION("float") { executor_test::check_executor<float>(); }
   SECTION("double") { executor_test::check_executor<double>(); }
 }

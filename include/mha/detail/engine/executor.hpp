@@ -5,14 +5,20 @@
 // forward_sequence, forward_padded, forward_cross and forward_cached): each
 // reads its own rows of the input and the KV cache and writes its own rows of
 // the output and of the attention weights, so they may run in any order or at
-// once. They share the call's scratch (the workspace's query, key, value and
-// context blocks and its score rows), so an executor that runs several at once
-// must give each worker its own scratch: worker w's at offset w of the
-// per-worker blocks, which a workspace sized for `workers` sequences would
-// hold (the multi-threading issue). serial_executor, every call's today, runs
-// them in order on the calling thread as worker 0. The spec carries its
-// executor (attention_spec::executor, with_executor); the token-major path
-// (kernels/token_major.hpp) runs the whole batch as one piece.
+// once. The calls nest: forward_padded hands each sequence over, and each
+// non-empty one runs forward_sequence as a batch of one, which hands it over
+// again. The pieces share the call's scratch (the workspace's query, key,
+// value and context blocks and its score rows), so an executor that runs
+// several at once must give each worker its own scratch: worker w's at offset
+// w of the per-worker blocks, which a workspace sized for `workers` sequences
+// would hold (the multi-threading issue); and each worker thread must set the
+// calling thread's treatment of subnormals (arch/subnormals.hpp's flush_scope,
+// which sets it for the calling thread only). serial_executor, every call's
+// today, runs them in order on the calling thread as worker 0. The spec
+// carries its executor (attention_spec::executor, with_executor). Not through
+// it: the token-major path (one piece for the whole batch) and a rolling KV
+// cache's compaction (append_to_store's copy of each sequence's kept columns,
+// bookkeeping between the forward's pieces).
 #pragma once
 
 #include <mha/detail/cxx20_check.hpp>
