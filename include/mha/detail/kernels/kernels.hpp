@@ -300,17 +300,17 @@ MHA_DETAIL_INLINE constexpr void softmax_mirror_finish(T* s, std::size_t len, T 
   }
 }
 
-/// Dropout of the weights s[0:len] of row i (batch b, head `head`): each kept
-/// weight times drop.scale, each dropped one 0, when drop.active; nothing
-/// is compiled for a no_dropout_state.
+/// Dropout of the weights s[0:len] of row i (batch b, head `head`), key j
+/// of s at index first + j: each kept weight times drop.scale, each dropped
+/// one 0, when drop.active; nothing is compiled for a no_dropout_state.
 template <class T, class Drop>
 MHA_DETAIL_INLINE constexpr void apply_dropout(T* s, std::size_t len, const Drop& drop,
-                                               std::size_t b, std::size_t head,
-                                               std::size_t i) noexcept {
+                                               std::size_t b, std::size_t head, std::size_t i,
+                                               std::size_t first = 0) noexcept {
   if constexpr (Drop::may_drop)
     if (drop.active)
       for (std::size_t j = 0; j < len; ++j)
-        s[j] = drop.keep(b, head, i, j) ? fp::mul(s[j], drop.scale) : T(0);
+        s[j] = drop.keep(b, head, i, first + j) ? fp::mul(s[j], drop.scale) : T(0);
 }
 
 /// Softmax of the score row of the query at position i in place, fast path:
@@ -329,12 +329,20 @@ MHA_DETAIL_INLINE constexpr void apply_dropout(T* s, std::size_t len, const Drop
 /// dropout_state<T>, or no_dropout_state<T> (no dropout code at all). Steps:
 /// the steps (b) and (c) of the score policy, logit_steps(policy)
 /// (plain_logits, an empty type passed by value, for causal_scores and
-/// all_keys_scores: none of the steps compiles any code here).
+/// all_keys_scores: none of the steps compiles any code here). `first`: the
+/// row starts at key first (a multiple of simd::lanes<T>: the keys before it
+/// have weight 0 and are left untouched, key_span), s[first:len] its scores.
 template <class T, bool Scalar = false, class Drop = dropout_state<T>,
           class Steps = plain_logits>
 constexpr void softmax_row(T* s, std::size_t len, std::size_t width, T divisor, const Drop& drop,
                            std::size_t b, std::size_t head, std::size_t i,
-                           Steps steps = {}) noexcept {
+                           Steps steps = {}, std::size_t first = 0) noexcept {
+  // (the row from key `first` on, its keys counted from there; j + first is
+  // key j's index for the logit step and the dropout stream)
+  MHA_ASSERT(first <= len && first % simd::lanes<T> == 0);
+  s += first;
+  len -= first;
+  width -= first;
   T row_max = -std::numeric_limits<T>::infinity();
   T sum = T(0);
   if constexpr (!Steps::plain) {
@@ -342,7 +350,7 @@ constexpr void softmax_row(T* s, std::size_t len, std::size_t width, T divisor, 
     // path); the row then holds logits, which the code below divides by 1
     // (x / 1 == x)
     for (std::size_t j = 0; j < len; ++j)
-      s[j] = static_cast<T>(steps.logit(fp::div(s[j], divisor), head, i, j));
+      s[j] = static_cast<T>(steps.logit(fp::div(s[j], divisor), head, i, j + first));
     divisor = T(1);
   }
   [[maybe_unused]] T sink = T(0);  // (c) the sink logit
@@ -373,7 +381,7 @@ constexpr void softmax_row(T* s, std::size_t len, std::size_t width, T divisor, 
       V w = e;
       simd::divide_in_place(w, simd::broadcast(sum));
       simd::store_partial(s, w, len);
-      apply_dropout(s, len, drop, b, head, i);
+      apply_dropout(s, len, drop, b, head, i, first);
       for (std::size_t j = len; j < width; ++j) s[j] = T(0);
       return;
     }
@@ -434,7 +442,7 @@ constexpr void softmax_row(T* s, std::size_t len, std::size_t width, T divisor, 
     if constexpr (Steps::has_sink) sum += sink_term(sink, row_max);
     for (std::size_t j = 0; j < len; ++j) s[j] = s[j] / sum;
   }
-  apply_dropout(s, len, drop, b, head, i);
+  apply_dropout(s, len, drop, b, head, i, first);
   for (std::size_t j = len; j < width; ++j) s[j] = T(0);
 }
 
@@ -467,13 +475,15 @@ struct weights_sink {
   T* rows = nullptr;
   std::size_t ld = 0;
   bool accumulate = false;
-  constexpr void put(std::size_t i, const T* s, std::size_t len) const noexcept {
+  /// Row i's weights s[first:len] (the keys before first have weight 0).
+  constexpr void put(std::size_t i, const T* s, std::size_t len,
+                     std::size_t first = 0) const noexcept {
     if (rows == nullptr) return;
     T* const w = rows + i * ld;
     if (accumulate)
-      for (std::size_t j = 0; j < len; ++j) w[j] = fp::add(w[j], s[j]);
+      for (std::size_t j = first; j < len; ++j) w[j] = fp::add(w[j], s[j]);
     else
-      for (std::size_t j = 0; j < len; ++j) w[j] = s[j];
+      for (std::size_t j = first; j < len; ++j) w[j] = s[j];
   }
 };
 
@@ -508,9 +518,9 @@ constexpr void attention_head_simple(const head_operands<T>& h, std::size_t n, s
                                      const weights_sink<T>& weights = {}) noexcept {
   for (std::size_t i = 0; i < n; ++i) {
     const std::size_t p = offset + i;  // the query's position
-    const key_span span = policy.span(p);  // (a) the keys it attends to
-    MHA_ASSERT(span.first == 0);
-    const std::size_t keys = span.last;
+    // (a) the keys it attends to: 0 .. last - 1 (those before span.first get
+    // weight 0 from the logit step)
+    const std::size_t keys = policy.span(p).last;
     const T* qi = h.q + i * h.ldq;
     for (std::size_t j = 0; j < keys; ++j) {
       T dot = T(0);
@@ -554,22 +564,24 @@ inline void attention_head_blocked(const head_operands<T>& h, std::size_t n, std
   const std::size_t total = policy.span(offset + n - 1).last;
   for (std::size_t i0 = 0; i0 < n; i0 += gemm::mr) {
     const std::size_t rows = n - i0 < gemm::mr ? n - i0 : gemm::mr;
-    const key_span block = policy.span(offset + i0 + rows - 1);  // (a) the block's keys
-    MHA_ASSERT(block.first == 0);
-    const std::size_t keys = block.last;
+    // (a) the block's keys: from its first query's first (rounded down to a
+    // whole vector, key_span: a sliding window's keys; 0 otherwise) to its
+    // last query's last
+    const std::size_t first = policy.span(offset + i0).first / L * L;
+    const std::size_t keys = policy.span(offset + i0 + rows - 1).last;
     // score columns rounded up to whole vectors while they stay among the existing keys
     const std::size_t rounded = (keys + L - 1) / L * L;
     const std::size_t cols = rounded < total ? rounded : total;
-    gemm::gemm_ab<T>(rows, cols, head_dim, h.q + i0 * h.ldq, h.ldq, h.kt, h.ldk, scores, ld_scores,
-                     false);
+    gemm::gemm_ab<T>(rows, cols - first, head_dim, h.q + i0 * h.ldq, h.ldq, h.kt + first, h.ldk,
+                     scores + first, ld_scores, false);
     for (std::size_t r = 0; r < rows; ++r) {
       const std::size_t len = policy.span(offset + i0 + r).last;  // (a) the row's keys
       softmax_row<T>(scores + r * ld_scores, len, keys, divisor, drop, b, head, offset + i0 + r,
-                     logit_steps(policy));
-      weights.put(i0 + r, scores + r * ld_scores, len);
+                     logit_steps(policy), first);
+      weights.put(i0 + r, scores + r * ld_scores, len, first);
     }
-    gemm::gemm_ab<T>(rows, head_dim, keys, scores, ld_scores, h.v, h.ldv, h.out + i0 * h.ldo, h.ldo,
-                     false);
+    gemm::gemm_ab<T>(rows, head_dim, keys - first, scores + first, ld_scores, h.v + first * h.ldv,
+                     h.ldv, h.out + i0 * h.ldo, h.ldo, false);
   }
 }
 
@@ -654,9 +666,9 @@ template <class T, class HeadDim, score_policy Policy = causal_scores>
 inline void attention_head_decode(const head_operands<T>& h, std::size_t position,
                                   HeadDim head_dim, T divisor, T* scores, const Policy& policy = {},
                                   std::size_t head = 0) noexcept {
-  const key_span span = policy.span(position);  // (a) the query's keys
-  MHA_ASSERT(span.first == 0);
-  const std::size_t keys = span.last;
+  // (a) the query's keys: 0 .. last - 1 (those before span.first get weight 0
+  // from the logit step)
+  const std::size_t keys = policy.span(position).last;
   using V = simd::vec<T>;
   constexpr std::size_t L = simd::lanes<T>;
   constexpr std::size_t C = simd::vector_bytes == 64 ? 16 : 8;  // key vectors per chunk

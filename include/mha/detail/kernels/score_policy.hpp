@@ -44,7 +44,11 @@ namespace mha::detail {
 MHA_DETAIL_ISA_NAMESPACE {
 
 /// The keys [first, last) one query attends to (key indices, i.e. positions
-/// in the sequence or the KV cache).
+/// in the sequence or the KV cache). Keys before first get weight exactly 0
+/// (the policy's logit step masks them), so a kernel may visit keys from 0
+/// or from first rounded down to a whole vector (simd::lanes<T> keys):
+/// every sum then runs over the same lanes, the skipped terms are zeros,
+/// and the bits are the same.
 struct key_span {
   std::size_t first;
   std::size_t last;
@@ -64,9 +68,9 @@ struct key_span {
 ///    (self-attention: the cached and the new tokens; cross-attention: the
 ///    other input's tokens, or its key length when padded), with the rest of
 ///    the policy's state;
-///  * span(p): the key span of the query at position p; span(p).first == 0,
-///    span(p).last <= the existing keys and nondecreasing in p (a block of
-///    queries reads the keys of its last one).
+///  * span(p): the key span of the query at position p; span(p).first and
+///    span(p).last nondecreasing in p (a block of queries reads the keys of
+///    its last one, from the first one's first), last <= the existing keys.
 template <class P>
 concept score_policy = std::copyable<P> && requires(const P& policy, std::size_t n) {
   { P::causal } -> std::convertible_to<bool>;
@@ -222,10 +226,10 @@ constexpr T alibi_slope(std::size_t n, std::size_t h) noexcept {
 /// Press et al., query position i, key position j, head h's alibi_slope m_h,
 /// ggml's order: the bias after the cap; sliding window: Mistral's and Hugging
 /// Face's, query i sees keys max(0, i - W + 1)..i, a mask like the causal one:
-/// a key left of the window gets weight exactly 0, and every kernel still
-/// visits keys 0..i, so the sums run over the same lanes as without the
-/// window). Heads: the type of the module's head count (size_c or
-/// std::size_t).
+/// a key left of the window gets weight exactly 0; span(i).first is the
+/// window's first key, where attention_head_blocked starts, the other
+/// kernels visiting keys 0..i: the same bits, see key_span). Heads: the type
+/// of the module's head count (size_c or std::size_t).
 template <class T, attention_scores Scores, class Range, class Heads>
 struct option_scores {
   static constexpr bool causal = Range::causal;
@@ -240,7 +244,12 @@ struct option_scores {
   }
   /// Head `head`'s sink logit (Scores.sinks).
   constexpr T sink_logit(std::size_t head) const noexcept { return sinks[head]; }
-  constexpr key_span span(std::size_t p) const noexcept { return range.span(p); }
+  constexpr key_span span(std::size_t p) const noexcept {
+    key_span s = range.span(p);
+    if constexpr (Scores.sliding_window != 0)  // (a window needs the causal range)
+      if (p >= Scores.sliding_window) s.first = p - Scores.sliding_window + 1;
+    return s;
+  }
   /// The logit of the score `scaled` (q . k / sqrt(head_dim)) of head `head`,
   /// query position `query` and key position `key` (in a rolling KV cache
   /// store columns, whose distances are the positions').
