@@ -408,7 +408,8 @@ TEST_CASE("mha::dynamic::grouped_query_attention: errors name the numbers", "[gq
   mha::dynamic::tensor<float> x({1, 2, 8}), out({1, 2, 16});
   REQUIRE_THROWS_WITH(m.forward(x, out, wrong, ws),
                       Contains("the KV cache was made for 4 key/value heads") &&
-                          Contains("this module has 2 key/value heads"));
+                          Contains("this module has 2 key/value heads") &&
+                          Contains("and sliding window 0"));
   // a replaced key layer of multi-head width
   m.w_key = mha::dynamic::linear<float>(8, 16, false);
   REQUIRE_THROWS_WITH(m.check_parameters(), Contains("w_key"));

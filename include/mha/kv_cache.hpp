@@ -111,9 +111,10 @@ class kv_cache {
   constexpr void truncate(std::size_t n) noexcept {
     MHA_ASSERT(n <= size_);
     // (a rolling cache: the tokens the next query attends to are still held)
-    const bool held = first_position() == 0 || n >= first_position() + (Window - 1);
-    MHA_ASSERT(held);
-    if (n < size_ && held) size_ = n;
+    const bool window_held = first_position() == 0 || n >= first_position() + (Window - 1);
+    MHA_ASSERT(window_held && "kv_cache::truncate: a rolling cache holds its last tokens only; "
+                              "n must be at least first_position() + window - 1 (can_truncate(n))");
+    if (n < size_ && window_held) size_ = n;
   }
   /// Sequence b's keys, transposed: [width][capacity], position
   /// first_position() + j at column j (columns >= size() - first_position()

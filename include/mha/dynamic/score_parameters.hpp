@@ -55,9 +55,8 @@ struct score_parameters {
   MHA_DETAIL_ISA_TAG void check(const char* api, std::size_t num_heads) const {
     if constexpr (Scores.sinks)
       if (sinks.rank() != 1 || sinks.shape()[0] != num_heads)  // (allocates nothing)
-        throw std::invalid_argument(std::string(api) + ": score_params.sinks has " +
-                                    std::to_string(sinks.size()) +
-                                    " elements in another shape, expected [" +
+        throw std::invalid_argument(std::string(api) + ": score_params.sinks has shape " +
+                                    dynamic::shape_string(sinks.shape()) + ", expected [" +
                                     std::to_string(num_heads) + "] (one per head)");
     static_cast<void>(api);
     static_cast<void>(num_heads);

@@ -293,10 +293,12 @@ class dynamic_module : public walked_parameter_count<Derived> {
                              "from: 0 key/value heads, capacity 0)")
                : "::forward: the KV cache was made for " + std::to_string(cache.num_heads()) +
                      " key/value heads of head_dim " + std::to_string(cache.head_dim()) +
-                     " and capacity " + std::to_string(cache.capacity())) +
+                     ", capacity " + std::to_string(cache.capacity()) + " and sliding window " +
+                     std::to_string(cache.window())) +
           ", this module has " + std::to_string(m.num_kv_heads()) + " key/value heads of head_dim " +
-          std::to_string(m.head_dim()) + " and context_length " +
-          std::to_string(m.context_length()));
+          std::to_string(m.head_dim()) + ", context_length " + std::to_string(m.context_length()) +
+          " and sliding window " + std::to_string(dynamic::kv_cache<T>::window_of(m)) +
+          " (window 0: none; make the cache from the module: dynamic::kv_cache<T>(module, batch))");
     if (s.batch != cache.batch())
       throw std::invalid_argument(std::string(Derived::api) + "::forward: input batch " +
                                   std::to_string(s.batch) + " differs from the KV cache's batch " +
