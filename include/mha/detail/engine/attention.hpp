@@ -381,6 +381,7 @@ struct sequence_rows {
   T* out;
   std::size_t width;
   std::size_t first_position = 0;  ///< the position of store column 0 (RoPE's positions)
+  static constexpr bool values_by_group = false;  ///< (V per key/value head, project_qkv)
   constexpr auto value_dim() const noexcept { return src.value_dim; }
   template <class Weights, class Bias, class Cols>
   constexpr void query_block(Weights w, Bias bias, std::size_t first, Cols cols) const noexcept {
@@ -429,6 +430,7 @@ struct decode_row_set {
   const T* cr[decode_rows] = {};
   T* orow[decode_rows] = {};
   std::size_t pos[decode_rows] = {};
+  static constexpr bool values_by_group = false;  ///< (V per key/value head, project_qkv)
   constexpr auto value_dim() const noexcept { return d_in; }
   template <class Weights, class Bias, class Cols>
   void query_block(Weights w, Bias bias, std::size_t first, Cols cols) const noexcept {
@@ -476,7 +478,8 @@ struct transposed_rows {
   Tokens tokens;
   Padded np;
   decltype(size_mul(Batch{}, Padded{})) cols;
-  static constexpr DIn value_dim() noexcept { return {}; }
+  /// V^T is stored like K^T: projected one group's rows at a time (project_qkv).
+  static constexpr bool values_by_group = true;
   template <class Weights, class Bias, class Cols>
   void query_block(Weights w, Bias bias, std::size_t first, Cols) const noexcept {
     token_major::project<T, W, Cols::value, DIn::value>(w, bias_pointer<T>(bias), xt,
@@ -487,10 +490,10 @@ struct transposed_rows {
     token_major::project<T, W, Cols::value, DIn::value>(w, bias_pointer<T>(bias), xt,
                                                         kt + first * cols, cols);
   }
-  template <class Weights, class Bias, class HeadDim>
-  void value_block(Weights w, Bias bias, std::size_t kv, HeadDim) const noexcept {
-    token_major::project<T, W, HeadDim::value, DIn::value>(w, bias_pointer<T>(bias), xt,
-                                                           vt + kv * HeadDim::value * cols, cols);
+  template <class Weights, class Bias, class Cols>
+  void value_group_block(Weights w, Bias bias, std::size_t first, Cols) const noexcept {
+    token_major::project<T, W, Cols::value, DIn::value>(w, bias_pointer<T>(bias), xt,
+                                                        vt + first * cols, cols);
   }
   template <class Rope, class Heads, class KvHeads, class HeadDim>
   void rotate(const Rope& rope, Heads heads, KvHeads kv_heads, HeadDim head_dim) const noexcept {
@@ -507,8 +510,11 @@ struct transposed_rows {
 
 /// Step 1: the rows' Q, K and V projections, group by group (Q and K of group
 /// g's heads, columns [g * group_width, ...) and [g * kv_group_width, ...)),
-/// RoPE on Q and K, then V one key/value-head block at a time (each element
-/// the same sum as in one product over all heads).
+/// RoPE on Q and K, then V: one key/value-head block at a time where each
+/// head's values are a block of their own (sequence_rows, decode_row_set:
+/// [num_kv_heads][ldk][head_dim]), one group's rows at a time where V is
+/// stored like K (Rows::values_by_group: transposed_rows' V^T). Each element
+/// is the same sum either way.
 template <class Spec, class Rows>
 constexpr void project_qkv(const Spec& s, const Rows& rows) noexcept {
   const auto gw = s.group_width();
@@ -521,12 +527,19 @@ constexpr void project_qkv(const Spec& s, const Rows& rows) noexcept {
   });
   if constexpr (Spec::has_rope)  // queries and keys rotated by their positions
     rows.rotate(s.rope, s.num_heads, s.num_kv_heads, s.head_dim);
-  for_each_index(s.num_kv_heads, [&](auto k) {  // V: one block per key/value head
-    const auto w = s.group(size_div(k, hpg));
-    const std::size_t kk = k % hpg;  // the head's index in its group
-    rows.value_block(weight_rows(w.value, kk * s.head_dim, rows.value_dim()),
-                     bias_offset(w.value_bias, kk * s.head_dim), k, s.head_dim);
-  });
+  if constexpr (Rows::values_by_group) {
+    for_each_index(s.groups, [&](auto g) {
+      const auto w = s.group(g);
+      rows.value_group_block(w.value, w.value_bias, g * kgw, kgw);
+    });
+  } else {
+    for_each_index(s.num_kv_heads, [&](auto k) {  // V: one block per key/value head
+      const auto w = s.group(size_div(k, hpg));
+      const std::size_t kk = k % hpg;  // the head's index in its group
+      rows.value_block(weight_rows(w.value, kk * s.head_dim, rows.value_dim()),
+                       bias_offset(w.value_bias, kk * s.head_dim), k, s.head_dim);
+    });
+  }
 }
 
 /// Step 2, for one sequence: head(h, kv, op) for every query head h, kv = h /
