@@ -63,13 +63,7 @@ def metadata():
 
 
 def save(name, tensors, meta):
-    path = os.path.join(OUT_DIR, name)
-    st.save(path, tensors, meta)
-    back, back_meta = st.load(path)
-    assert back_meta == meta and list(back) == list(tensors), name
-    for k, v in tensors.items():
-        assert back[k].dtype == v.dtype and torch.equal(back[k], v), (name, k)
-    print(f"wrote {name}: {sorted(tensors)}")
+    st.save_checked(os.path.join(OUT_DIR, name), tensors, meta)
 
 
 def book_state(hf_or_meta):

@@ -116,13 +116,7 @@ def metadata(fmt):
 
 
 def save(name, tensors, meta):
-    path = os.path.join(OUT_DIR, name)
-    st.save(path, tensors, meta)
-    back, back_meta = st.load(path)
-    assert back_meta == meta and set(back) == set(tensors), name
-    for k, v in tensors.items():
-        assert torch.equal(back[k], v), (name, k)
-    print(f"wrote {name}: {sorted(tensors)}")
+    st.save_checked(os.path.join(OUT_DIR, name), tensors, meta)
 
 
 def main():

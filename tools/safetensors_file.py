@@ -16,6 +16,7 @@ format (the data section is covered exactly once).
 """
 
 import json
+import os
 import struct
 
 import torch
@@ -66,6 +67,17 @@ def encode(tensors, metadata=None):
 def save(path, tensors, metadata=None):
     with open(path, "wb") as f:
         f.write(encode(tensors, metadata))
+
+
+def save_checked(path, tensors, metadata):
+    """save, then read the file back: the same metadata, names in the same order, and every
+    tensor with the same dtype and values (a generator's self-check); prints what it wrote."""
+    save(path, tensors, metadata)
+    back, back_meta = load(path)
+    assert back_meta == metadata and list(back) == list(tensors), path
+    for k, v in tensors.items():
+        assert back[k].dtype == v.dtype and torch.equal(back[k], v), (path, k)
+    print(f"wrote {os.path.basename(path)}: {sorted(tensors)}")
 
 
 def load(path):
